@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Copies the upstream CRDs the tests install (Flux helm-controller and Cluster
+# API) out of their Go modules into bin/crds/<module>/<version>/, so tests read
+# them from a fixed place and never from ../shared.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+fetch() { # NAME MODULE VERSION FILE...
+  local name=$1 module=$2 version=$3; shift 3
+  local dst="$BIN_DIR/crds/$name/$version" f missing=0
+  for f in "$@"; do [[ -f "$dst/$(basename "$f")" ]] || missing=1; done
+  if [[ $missing == 0 ]]; then
+    log "CRDs of $module@$version: already in $dst"
+    return
+  fi
+  local dir
+  dir="$(cd "$(mktemp -d)" && go mod download -json "$module@$version" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')"
+  [[ -d "$dir" ]] || die "cannot download $module@$version"
+  mkdir -p "$dst"
+  for f in "$@"; do
+    [[ -f "$dir/$f" ]] || die "$module@$version has no $f"
+    cp -f "$dir/$f" "$dst/"
+    chmod 0644 "$dst/$(basename "$f")"
+  done
+  log "CRDs of $module@$version: copied $# files to $dst"
+}
+
+fetch helm-controller github.com/fluxcd/helm-controller "$HELM_CONTROLLER_VERSION" \
+  config/crd/bases/helm.toolkit.fluxcd.io_helmreleases.yaml
+
+fetch cluster-api sigs.k8s.io/cluster-api "$CAPI_VERSION" \
+  core/config/crd/bases/cluster.x-k8s.io_clusters.yaml \
+  core/config/crd/bases/cluster.x-k8s.io_machinedeployments.yaml \
+  core/config/crd/bases/cluster.x-k8s.io_machinesets.yaml \
+  core/config/crd/bases/cluster.x-k8s.io_machines.yaml \
+  controlplane/kubeadm/config/crd/bases/controlplane.cluster.x-k8s.io_kubeadmcontrolplanes.yaml \
+  bootstrap/kubeadm/config/crd/bases/bootstrap.cluster.x-k8s.io_kubeadmconfigtemplates.yaml \
+  cmd/clusterctl/config/crd/bases/clusterctl.cluster.x-k8s.io_providers.yaml

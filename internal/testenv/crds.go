@@ -1,0 +1,116 @@
+package testenv
+
+import (
+	"bufio"
+	"bytes"
+	"embed"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+//go:embed crds/*.yaml
+var fixtureCRDs embed.FS
+
+// capiProviders names the clusterctl provider label of each upstream CAPI CRD
+// group, as `clusterctl init` installs them.
+var capiProviders = map[string]string{
+	"cluster.x-k8s.io":              "cluster-api",
+	"clusterctl.cluster.x-k8s.io":   "clusterctl",
+	"bootstrap.cluster.x-k8s.io":    "bootstrap-kubeadm",
+	"controlplane.cluster.x-k8s.io": "control-plane-kubeadm",
+}
+
+// LoadCRDs reads the upstream CRDs from dirs and the embedded fixtures, and
+// adds to the Cluster API ones the labels their kustomize overlays would add
+// (clusterctl's move label and the contract labels), which the module's
+// config/crd/bases files lack.
+func LoadCRDs(dirs []string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, dir := range dirs {
+		files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if err != nil {
+			return nil, fmt.Errorf("failed to list CRDs in %s: %w", dir, err)
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return nil, fmt.Errorf("failed to read CRD %s: %w", f, err)
+			}
+			crds, err := decodeCRDs(data)
+			if err != nil {
+				return nil, fmt.Errorf("failed to decode CRD %s: %w", f, err)
+			}
+			for _, crd := range crds {
+				labelUpstream(crd)
+			}
+			out = append(out, crds...)
+		}
+	}
+	entries, err := fixtureCRDs.ReadDir("crds")
+	if err != nil {
+		return nil, fmt.Errorf("failed to list fixture CRDs: %w", err)
+	}
+	for _, e := range entries {
+		data, err := fixtureCRDs.ReadFile("crds/" + e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("failed to read fixture CRD %s: %w", e.Name(), err)
+		}
+		crds, err := decodeCRDs(data)
+		if err != nil {
+			return nil, fmt.Errorf("failed to decode fixture CRD %s: %w", e.Name(), err)
+		}
+		out = append(out, crds...)
+	}
+	return out, nil
+}
+
+func decodeCRDs(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var out []*apiextensionsv1.CustomResourceDefinition
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := r.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(doc, crd); err != nil {
+			return nil, err
+		}
+		if crd.Kind != "CustomResourceDefinition" {
+			continue
+		}
+		out = append(out, crd)
+	}
+}
+
+func labelUpstream(crd *apiextensionsv1.CustomResourceDefinition) {
+	provider, ok := capiProviders[crd.Spec.Group]
+	if !ok {
+		return
+	}
+	if crd.Labels == nil {
+		crd.Labels = map[string]string{}
+	}
+	crd.Labels["clusterctl.cluster.x-k8s.io"] = ""
+	crd.Labels["cluster.x-k8s.io/provider"] = provider
+	for _, v := range crd.Spec.Versions {
+		if v.Served && strings.HasPrefix(v.Name, "v1beta") {
+			crd.Labels["cluster.x-k8s.io/"+v.Name] = v.Name
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// DefaultStartTimeout is generous on purpose: a loaded 2-core machine can take
+// far longer than the 3-4 s a control plane usually needs.
+const DefaultStartTimeout = 90 * time.Second
+
+// Env is one running control plane.
+type Env struct {
+	// Name tells environments apart in logs and kubeconfig file names.
+	Name string
+	// Config is an admin rest.Config for the API server.
+	Config *rest.Config
+	// Client is an uncached client with Scheme.
+	Client client.Client
+	// KubeConfigPath is a kubeconfig file for external tools (kubectl, flux,
+	// controllers run as processes). It is removed by Stop.
+	KubeConfigPath string
+	// Paths are the binaries the environment runs.
+	Paths Paths
+
+	env *envtest.Environment
+	dir string
+}
+
+// Scheme returns a scheme with the built-in types and Flux's HelmRelease.
+// Cluster API and Metal3 objects are handled as unstructured, as the
+// controller handles them.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = apiextensionsv1.AddToScheme(s)
+	_ = helmv2.AddToScheme(s)
+	return s
+}
+
+// Start starts a control plane named name with every test CRD installed.
+func Start(name string) (*Env, error) {
+	paths, err := DefaultPaths()
+	if err != nil {
+		return nil, err
+	}
+	crds, err := LoadCRDs(paths.CRDDirs)
+	if err != nil {
+		return nil, err
+	}
+	timeout := DefaultStartTimeout
+	if v := os.Getenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT"); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			timeout = d
+		}
+	}
+	te := &envtest.Environment{
+		CRDs:                     crds,
+		ErrorIfCRDPathMissing:    true,
+		ControlPlaneStartTimeout: timeout,
+		ControlPlaneStopTimeout:  30 * time.Second,
+		Scheme:                   Scheme(),
+	}
+	te.ControlPlane.APIServer = &envtest.APIServer{Path: paths.APIServer}
+	te.ControlPlane.Etcd = &envtest.Etcd{Path: paths.Etcd}
+	te.ControlPlane.KubectlPath = paths.Kubectl
+	cfg, err := te.Start()
+	if err != nil {
+		return nil, fmt.Errorf("failed to start control plane %q: %w", name, err)
+	}
+	e := &Env{Name: name, Config: cfg, Paths: paths, env: te}
+	if err := e.init(); err != nil {
+		_ = te.Stop()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Env) init() error {
+	c, err := client.New(e.Config, client.Options{Scheme: e.env.Scheme})
+	if err != nil {
+		return fmt.Errorf("failed to create client for %q: %w", e.Name, err)
+	}
+	e.Client = c
+	dir, err := os.MkdirTemp("", "tdc-testenv-"+e.Name+"-")
+	if err != nil {
+		return fmt.Errorf("failed to create kubeconfig folder: %w", err)
+	}
+	e.dir = dir
+	user, err := e.env.ControlPlane.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return fmt.Errorf("failed to add admin user to %q: %w", e.Name, err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		return fmt.Errorf("failed to render kubeconfig of %q: %w", e.Name, err)
+	}
+	e.KubeConfigPath = filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(e.KubeConfigPath, kc, 0o600); err != nil {
+		return fmt.Errorf("failed to write kubeconfig of %q: %w", e.Name, err)
+	}
+	return nil
+}
+
+// Stop stops the API server and etcd and removes the kubeconfig. It is safe
+// to call more than once.
+func (e *Env) Stop() error {
+	if e == nil || e.env == nil {
+		return nil
+	}
+	err := e.env.Stop()
+	e.env = nil
+	if e.dir != "" {
+		_ = os.RemoveAll(e.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("failed to stop control plane %q: %w", e.Name, err)
+	}
+	return nil
+}
