@@ -25,8 +25,9 @@ type Env struct {
 	Name string
 	// Config is an admin rest.Config for the API server.
 	Config *rest.Config
-	// Client is an uncached client with Scheme.
-	Client client.Client
+	// Client is an uncached client with Scheme (watches included, so tests
+	// can wrap it with controller-runtime's interceptor).
+	Client client.WithWatch
 	// KubeConfigPath is a kubeconfig file for external tools (kubectl, flux,
 	// controllers run as processes). It is removed by Stop.
 	KubeConfigPath string
@@ -87,7 +88,7 @@ func Start(name string) (*Env, error) {
 }
 
 func (e *Env) init() error {
-	c, err := client.New(e.Config, client.Options{Scheme: e.env.Scheme})
+	c, err := client.NewWithWatch(e.Config, client.Options{Scheme: e.env.Scheme})
 	if err != nil {
 		return fmt.Errorf("failed to create client for %q: %w", e.Name, err)
 	}

@@ -1,0 +1,93 @@
+// Package api holds the names that are this add-on's public contract: the
+// annotations users and the controller put on objects, the HelmRelease
+// condition type and its reasons, and the event reasons. They are constants
+// in one leaf package so that docs, controller and tests cannot disagree.
+package api
+
+// Annotations and labels read from a HelmRelease.
+const (
+	// ModeAnnotation opts a HelmRelease in: "enabled" detects and corrects,
+	// "warn" only reports, "disabled" (or absent) does nothing.
+	ModeAnnotation = "templatedrift.io/mode"
+	// StrategyAnnotation picks how drifted templates are corrected: "auto"
+	// (default), "in-place", "rotate" or "recreate".
+	StrategyAnnotation = "templatedrift.io/strategy"
+)
+
+// Annotations read from, or written to, templates.
+const (
+	// IgnoreAnnotation set to "true" on a template opts it out.
+	IgnoreAnnotation = "templatedrift.io/ignore"
+	// ReplacesAnnotation on a rotated replacement names the original template.
+	ReplacesAnnotation = "templatedrift.io/replaces"
+	// SupersededByAnnotation on an original template names its replacement.
+	SupersededByAnnotation = "templatedrift.io/superseded-by"
+	// SourceReleaseAnnotation records the release (<ns>/<name>.v<N>) whose
+	// manifest a replacement or recreated template was built from.
+	SourceReleaseAnnotation = "templatedrift.io/source-release"
+)
+
+// Modes of ModeAnnotation.
+const (
+	ModeEnabled  = "enabled"
+	ModeWarn     = "warn"
+	ModeDisabled = "disabled"
+)
+
+// Strategies of StrategyAnnotation.
+const (
+	StrategyAuto     = "auto"
+	StrategyInPlace  = "in-place"
+	StrategyRotate   = "rotate"
+	StrategyRecreate = "recreate"
+)
+
+// TemplatesInSyncCondition is the HelmRelease condition this add-on owns. It
+// never writes helm-controller's conditions.
+const TemplatesInSyncCondition = "TemplatesInSync"
+
+// Condition reasons of TemplatesInSyncCondition.
+const (
+	// NoDriftDetectedReason: every template matches the release manifest.
+	NoDriftDetectedReason = "NoDriftDetected"
+	// DriftCorrectedReason: drifted templates were corrected; the message
+	// lists template, strategy and whether machines roll.
+	DriftCorrectedReason = "DriftCorrected"
+	// DriftDetectedReason: drift is reported but not corrected (warn mode, or
+	// a correction that has to wait).
+	DriftDetectedReason = "DriftDetected"
+	// CorrectionFailedReason: a correction was refused or failed.
+	CorrectionFailedReason = "CorrectionFailed"
+	// ReleaseUnavailableReason: the stored release is missing, pending,
+	// corrupt or does not match the HelmRelease history; the add-on waits.
+	ReleaseUnavailableReason = "ReleaseUnavailable"
+	// ClusterPausedReason: an owning Cluster is paused; nothing is written.
+	ClusterPausedReason = "ClusterPaused"
+	// InvalidConfigurationReason: an annotation of the add-on, or a reference
+	// in the release, is invalid; nothing is written.
+	InvalidConfigurationReason = "InvalidConfiguration"
+)
+
+// Event reasons, on the HelmRelease.
+const (
+	// TemplateDriftDetectedEvent (Warning): drift found and not corrected.
+	TemplateDriftDetectedEvent = "TemplateDriftDetected"
+	// TemplateDriftCorrectedEvent (Normal): drift corrected.
+	TemplateDriftCorrectedEvent = "TemplateDriftCorrected"
+	// TemplateDriftCorrectionFailedEvent (Warning): a correction failed.
+	TemplateDriftCorrectionFailedEvent = "TemplateDriftCorrectionFailed"
+	// TemplateReferenceRevertedEvent (Warning): a consumer pointed at a
+	// superseded template again (Helm set the reference back) and was repointed.
+	TemplateReferenceRevertedEvent = "TemplateReferenceReverted"
+)
+
+// Helm and Cluster API names the add-on reads.
+const (
+	HelmReleaseNameAnnotation      = "meta.helm.sh/release-name"
+	HelmReleaseNamespaceAnnotation = "meta.helm.sh/release-namespace"
+	HelmManagedByLabel             = "app.kubernetes.io/managed-by"
+	FluxDriftDetectionKey          = "helm.toolkit.fluxcd.io/driftDetection"
+	TopologyOwnedLabel             = "topology.cluster.x-k8s.io/owned"
+	ClusterPausedAnnotation        = "cluster.x-k8s.io/paused"
+	ClusterNameLabel               = "cluster.x-k8s.io/cluster-name"
+)

@@ -1,0 +1,160 @@
+// Command template-drift-controller heals drifted Cluster API templates of
+// opted-in Flux HelmReleases. main only wires flags, manager and reconciler.
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	runtimeclient "github.com/fluxcd/pkg/runtime/client"
+	helper "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/fluxcd/pkg/runtime/leaderelection"
+	"github.com/fluxcd/pkg/runtime/logger"
+	"github.com/fluxcd/pkg/runtime/probes"
+	flag "github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/templatedrift/template-drift-controller/controllers"
+	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/report"
+)
+
+// flags are the add-on's own settings; the cross-cutting ones come from
+// fluxcd/pkg/runtime option structs, as in every Flux controller.
+type flags struct {
+	metricsAddr, eventsAddr, healthAddr string
+	concurrent                          int
+	templateKinds                       []string
+	resyncInterval, deleteWait          time.Duration
+	defaultServiceAccount               string
+	maxManifestBytes                    int
+	gracefulShutdown                    time.Duration
+
+	client         runtimeclient.Options
+	kubeConfig     runtimeclient.KubeConfigOptions
+	log            logger.Options
+	leaderElection leaderelection.Options
+	rateLimiter    helper.RateLimiterOptions
+	watch          helper.WatchOptions
+}
+
+func parseFlags(args []string) (*flags, error) {
+	f := &flags{}
+	fs := flag.NewFlagSet(apply.ControllerName, flag.ContinueOnError)
+	fs.StringVar(&f.metricsAddr, "metrics-addr", ":8080", "The address the metric endpoint binds to.")
+	fs.StringVar(&f.eventsAddr, "events-addr", "", "The address of the events receiver (notification-controller).")
+	fs.StringVar(&f.healthAddr, "health-addr", ":9440", "The address the health endpoint binds to.")
+	fs.IntVar(&f.concurrent, "concurrent", 4, "The number of concurrent HelmRelease reconciles.")
+	fs.StringSliceVar(&f.templateKinds, "template-kinds", pair.DefaultTemplateKinds,
+		"The template kinds the controller may correct, as group/KindPattern globs.")
+	fs.DurationVar(&f.resyncInterval, "resync-interval", 10*time.Minute, "How often every opted-in HelmRelease is checked again.")
+	fs.DurationVar(&f.deleteWait, "recreate-delete-wait", 10*time.Second, "How long a recreate waits for the old template to be gone.")
+	fs.StringVar(&f.defaultServiceAccount, "default-service-account", "",
+		"The service account impersonated for HelmReleases that name none (as helm-controller's flag).")
+	fs.IntVar(&f.maxManifestBytes, "max-manifest-bytes", pair.DefaultMaxManifestBytes, "The largest release manifest parsed.")
+	fs.DurationVar(&f.gracefulShutdown, "graceful-shutdown-timeout", 60*time.Second, "How long to wait for reconciles on shutdown.")
+	f.client.BindFlags(fs)
+	f.kubeConfig.BindFlags(fs)
+	f.log.BindFlags(fs)
+	f.leaderElection.BindFlags(fs)
+	f.rateLimiter.BindFlags(fs)
+	f.watch.BindFlags(fs)
+	return f, fs.Parse(args)
+}
+
+func main() {
+	f, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	logger.SetLogger(logger.NewLogger(f.log))
+	if err := run(f); err != nil {
+		ctrl.Log.Error(err, "Controller stopped")
+		os.Exit(1)
+	}
+}
+
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = helmv2.AddToScheme(s)
+	return s
+}
+
+func run(f *flags) error {
+	setupLog := ctrl.Log.WithName("setup")
+	kinds, err := pair.ParseKinds(f.templateKinds)
+	if err != nil {
+		return err
+	}
+	selector, err := helper.GetWatchSelector(f.watch)
+	if err != nil {
+		return fmt.Errorf("failed to parse watch label selector: %w", err)
+	}
+	restConfig := runtimeclient.GetConfigOrDie(f.client)
+	scheme := newScheme()
+	opts := ctrl.Options{
+		Scheme:                        scheme,
+		HealthProbeBindAddress:        f.healthAddr,
+		LeaderElection:                f.leaderElection.Enable,
+		LeaderElectionReleaseOnCancel: f.leaderElection.ReleaseOnCancel,
+		LeaseDuration:                 &f.leaderElection.LeaseDuration,
+		RenewDeadline:                 &f.leaderElection.RenewDeadline,
+		RetryPeriod:                   &f.leaderElection.RetryPeriod,
+		LeaderElectionID:              apply.ControllerName + "-leader-election",
+		GracefulShutdownTimeout:       &f.gracefulShutdown,
+		Logger:                        ctrl.Log,
+		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
+		Cache: ctrlcache.Options{
+			ByObject: map[ctrlclient.Object]ctrlcache.ByObject{&helmv2.HelmRelease{}: {Label: selector}},
+		},
+	}
+	if !f.watch.AllNamespaces {
+		if ns := os.Getenv("RUNTIME_NAMESPACE"); ns != "" {
+			opts.Cache.DefaultNamespaces = map[string]ctrlcache.Config{ns: {}}
+		}
+	}
+	mgr, err := ctrl.NewManager(restConfig, opts)
+	if err != nil {
+		return fmt.Errorf("failed to create manager: %w", err)
+	}
+	probes.SetupChecks(mgr, setupLog)
+	recorder, err := events.NewRecorder(ctrl.Log, f.eventsAddr, apply.ControllerName, events.WithManager(mgr))
+	if err != nil {
+		return fmt.Errorf("failed to create event recorder: %w", err)
+	}
+	watchKinds, err := controllers.ResolveWatchKinds(restConfig, kinds)
+	if err != nil {
+		return err
+	}
+	setupLog.Info("Watching template and consumer kinds", "kinds", fmt.Sprint(watchKinds), "templateKinds", kinds.String())
+	r := &controllers.HelmReleaseReconciler{
+		Client: mgr.GetClient(),
+		Engine: &apply.Engine{Kinds: kinds, Releases: release.NewReader(f.maxManifestBytes),
+			MaxManifestBytes: f.maxManifestBytes, DeleteWait: f.deleteWait},
+		Targets: &apply.Targets{Local: restConfig, Reader: mgr.GetAPIReader(), Scheme: scheme,
+			DefaultServiceAccount: f.defaultServiceAccount, KubeConfigOpts: f.kubeConfig},
+		Reporter:       &report.Writer{Client: mgr.GetClient(), Events: recorder, Metrics: report.NewMetrics(ctrlmetrics.Registry)},
+		ResyncInterval: f.resyncInterval,
+	}
+	ctx := ctrl.SetupSignalHandler()
+	if err := r.SetupWithManager(ctx, mgr, controllers.SetupOptions{
+		MaxConcurrentReconciles: f.concurrent, RateLimiter: helper.GetRateLimiter(f.rateLimiter), WatchKinds: watchKinds,
+	}); err != nil {
+		return err
+	}
+	setupLog.Info("Starting manager", "controller", apply.ControllerName)
+	return mgr.Start(ctx)
+}

@@ -1,0 +1,105 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/apply"
+)
+
+// releaseIndex indexes HelmReleases by "<release namespace>/<release name>",
+// the pair Helm writes into meta.helm.sh/release-{namespace,name} of every
+// object it owns, so a change to a template finds its HelmRelease.
+const releaseIndex = ".metadata.helmRelease"
+
+// SetupOptions configure the watches.
+type SetupOptions struct {
+	// MaxConcurrentReconciles is --concurrent.
+	MaxConcurrentReconciles int
+	// RateLimiter is the workqueue rate limiter (--min-retry-delay, --max-retry-delay).
+	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
+	// WatchKinds are the template and consumer kinds to watch, resolved
+	// from the API server at start. Only their metadata is cached.
+	WatchKinds []schema.GroupVersionKind
+}
+
+// SetupWithManager registers the controller: HelmReleases filtered to the
+// changes that matter, and the metadata of the watched kinds mapped back to
+// their HelmRelease through Helm's ownership annotations.
+func (r *HelmReleaseReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
+	err := mgr.GetFieldIndexer().IndexField(ctx, &helmv2.HelmRelease{}, releaseIndex, func(o client.Object) []string {
+		hr := o.(*helmv2.HelmRelease)
+		return []string{hr.GetReleaseNamespace() + "/" + hr.GetReleaseName()}
+	})
+	if err != nil {
+		return fmt.Errorf("failed to index HelmReleases by release: %w", err)
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(apply.ControllerName).
+		For(&helmv2.HelmRelease{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{},
+			predicate.AnnotationChangedPredicate{},
+			historyChanged{},
+		))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, RateLimiter: opts.RateLimiter})
+	for _, gvk := range opts.WatchKinds {
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(gvk)
+		b = b.WatchesMetadata(m, handler.EnqueueRequestsFromMapFunc(r.toHelmRelease))
+	}
+	return b.Complete(r)
+}
+
+// toHelmRelease maps an object Helm owns to the HelmReleases of its release.
+func (r *HelmReleaseReconciler) toHelmRelease(ctx context.Context, o client.Object) []reconcile.Request {
+	ann := o.GetAnnotations()
+	name, ns := ann[api.HelmReleaseNameAnnotation], ann[api.HelmReleaseNamespaceAnnotation]
+	if name == "" || ns == "" {
+		return nil
+	}
+	var list helmv2.HelmReleaseList
+	if err := r.Client.List(ctx, &list, client.MatchingFields{releaseIndex: ns + "/" + name}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, hr := range list.Items {
+		if hr.Spec.KubeConfig == nil {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&hr)})
+		}
+	}
+	return out
+}
+
+// historyChanged passes updates whose latest release snapshot changed: a new
+// release, or a status change of the same one (pending → deployed).
+type historyChanged struct{ predicate.Funcs }
+
+// Update implements predicate.Predicate.
+func (historyChanged) Update(e event.UpdateEvent) bool {
+	oldHR, ok1 := e.ObjectOld.(*helmv2.HelmRelease)
+	newHR, ok2 := e.ObjectNew.(*helmv2.HelmRelease)
+	if !ok1 || !ok2 {
+		return false
+	}
+	a, b := oldHR.Status.History.Latest(), newHR.Status.History.Latest()
+	switch {
+	case a == nil || b == nil:
+		return a != b
+	default:
+		return a.Version != b.Version || a.Status != b.Status || a.Digest != b.Digest
+	}
+}

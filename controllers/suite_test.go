@@ -1,0 +1,28 @@
+package controllers_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
+)
+
+// env is the real control plane every integration test of this package
+// shares; each test works in its own namespace.
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	env, err = testenv.Start("controllers")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("control plane %q: kube-apiserver %s, etcd %s at %s\n", env.Name, env.Paths.KubeVersion, env.Paths.EtcdVersion, env.Config.Host)
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}

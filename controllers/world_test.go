@@ -1,0 +1,290 @@
+package controllers_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/controllers"
+	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/report"
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
+)
+
+// errCrash is what the fault-injecting client returns instead of a write:
+// the controller "dies" right there.
+var errCrash = errors.New("injected crash")
+
+// scenario describes one test world.
+type scenario struct {
+	// annotations on the HelmRelease (mode, strategy).
+	annotations map[string]string
+	// live renders the live objects (after the pivot); release the stored manifest.
+	live, release values
+	// status and applyMethod of the stored release.
+	status, applyMethod string
+	// hrMutate edits the HelmRelease before it is created.
+	hrMutate func(*helmv2.HelmRelease)
+	// liveMutate edits each live object before it is created.
+	liveMutate func(*unstructured.Unstructured)
+}
+
+// world is one scenario set up in its own namespace, with a reconciler whose
+// target client counts writes and can be told to crash.
+type world struct {
+	t   *testing.T
+	g   Gomega
+	ctx context.Context
+	ns  string
+	hr  *helmv2.HelmRelease
+	rel testenv.Release
+
+	writes    atomic.Int32
+	failAfter atomic.Int32 // crash on the write after this many; -1 never
+	recorder  *events.FakeRecorder
+	r         *controllers.HelmReleaseReconciler
+}
+
+type staticTarget struct{ t *apply.Target }
+
+func (s staticTarget) For(context.Context, *helmv2.HelmRelease) (*apply.Target, error) { return s.t, nil }
+
+var nsCounter atomic.Int32
+
+func newWorld(t *testing.T, sc scenario) *world {
+	t.Helper()
+	w := &world{t: t, g: NewWithT(t), ctx: context.Background()}
+	w.failAfter.Store(-1)
+	w.ns = namespaceFor(t.Name())
+	w.g.Expect(env.Client.Create(w.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}})).To(Succeed())
+
+	if sc.status == "" {
+		sc.status = "deployed"
+	}
+	w.rel = testenv.Release{Name: "cluster", Namespace: w.ns, Version: 1, Status: sc.status, ApplyMethod: sc.applyMethod, Manifest: render(sc.release)}
+	w.createLive(render(sc.live), sc.liveMutate)
+	w.createHelmRelease(sc)
+	w.r = w.reconciler()
+	return w
+}
+
+func (w *world) createHelmRelease(sc scenario) {
+	hr := &helmv2.HelmRelease{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster", Namespace: w.ns, Annotations: sc.annotations},
+		Spec: helmv2.HelmReleaseSpec{
+			Interval: metav1.Duration{Duration: time.Minute},
+			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
+				Chart: "cluster", SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "charts"},
+			}},
+		},
+	}
+	if sc.hrMutate != nil {
+		sc.hrMutate(hr)
+	}
+	w.g.Expect(env.Client.Create(w.ctx, hr)).To(Succeed())
+	w.g.Expect(testenv.StoreRelease(w.ctx, env, w.rel)).To(Succeed())
+	w.g.Expect(testenv.SetHistory(w.ctx, env.Client, hr, w.rel)).To(Succeed())
+	w.hr = hr
+}
+
+// createLive creates the live objects as Helm and Cluster API leave them:
+// Helm's ownership metadata on all, a Cluster ownerReference on templates.
+func (w *world) createLive(manifest string, mutate func(*unstructured.Unstructured)) {
+	objs, err := pair.Split(manifest, w.ns, 0)
+	w.g.Expect(err).NotTo(HaveOccurred())
+	var cluster *unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "Cluster" {
+			cluster = o
+		}
+	}
+	ordered := append([]*unstructured.Unstructured{cluster}, objs...)
+	done := map[string]bool{}
+	for _, o := range ordered {
+		if o == nil || done[o.GetKind()+o.GetName()] {
+			continue
+		}
+		done[o.GetKind()+o.GetName()] = true
+		o.SetAnnotations(merge(o.GetAnnotations(), map[string]string{
+			api.HelmReleaseNameAnnotation: "cluster", api.HelmReleaseNamespaceAnnotation: w.ns}))
+		o.SetLabels(merge(o.GetLabels(), map[string]string{api.HelmManagedByLabel: "Helm"}))
+		if strings.HasSuffix(o.GetKind(), "Template") && cluster != nil {
+			o.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: cluster.GetAPIVersion(), Kind: "Cluster", Name: cluster.GetName(), UID: cluster.GetUID()}})
+		}
+		if mutate != nil {
+			mutate(o)
+		}
+		w.g.Expect(env.Client.Create(w.ctx, o)).To(Succeed(), "creating %s %s", o.GetKind(), o.GetName())
+	}
+}
+
+// namespaceFor turns a test name into a unique DNS-1123 label.
+func namespaceFor(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	ns := fmt.Sprintf("t%d-%s", nsCounter.Add(1), b.String())
+	if len(ns) > 60 {
+		ns = ns[:60]
+	}
+	return strings.TrimRight(ns, "-")
+}
+
+func merge(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// reconciler builds the controller with a target client that counts real
+// writes (dry-runs excluded) and crashes when told to.
+func (w *world) reconciler() *controllers.HelmReleaseReconciler {
+	write := func() error {
+		if f := w.failAfter.Load(); f >= 0 && w.writes.Load() >= f {
+			return errCrash
+		}
+		w.writes.Add(1)
+		return nil
+	}
+	c := interceptor.NewClient(env.Client, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+			if err := write(); err != nil {
+				return err
+			}
+			return c.Create(ctx, o, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			if err := write(); err != nil {
+				return err
+			}
+			return c.Update(ctx, o, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
+			if err := write(); err != nil {
+				return err
+			}
+			return c.Delete(ctx, o, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+			po := &client.PatchOptions{}
+			po.ApplyOptions(opts)
+			if len(po.DryRun) == 0 {
+				if err := write(); err != nil {
+					return err
+				}
+			}
+			return c.Patch(ctx, o, p, opts...)
+		},
+	})
+	cs, err := kubernetes.NewForConfig(env.Config)
+	w.g.Expect(err).NotTo(HaveOccurred())
+	kinds, err := pair.ParseKinds(pair.DefaultTemplateKinds)
+	w.g.Expect(err).NotTo(HaveOccurred())
+	w.recorder = events.NewFakeRecorder(100)
+	return &controllers.HelmReleaseReconciler{
+		Client:         env.Client,
+		Engine:         &apply.Engine{Kinds: kinds, Releases: release.NewReader(pair.DefaultMaxManifestBytes), MaxManifestBytes: pair.DefaultMaxManifestBytes, DeleteWait: 5 * time.Second},
+		Targets:        staticTarget{t: &apply.Target{Client: c, Secrets: cs.CoreV1(), Key: "test"}},
+		Reporter:       &report.Writer{Client: env.Client, Events: w.recorder},
+		ResyncInterval: 10 * time.Minute,
+	}
+}
+
+// reconcile runs one pass and returns the writes it made to the target.
+func (w *world) reconcile() int {
+	w.t.Helper()
+	before := w.writes.Load()
+	_, err := w.r.Reconcile(w.ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(w.hr)})
+	w.g.Expect(err).NotTo(HaveOccurred())
+	return int(w.writes.Load() - before)
+}
+
+func (w *world) get(apiVersion, kind, name string) *unstructured.Unstructured {
+	w.t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	w.g.Expect(env.Client.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: name}, u)).To(Succeed(), "get %s %s", kind, name)
+	return u
+}
+
+func (w *world) list(apiVersion, kind string) []unstructured.Unstructured {
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind+"List"))
+	w.g.Expect(env.Client.List(w.ctx, l, client.InNamespace(w.ns))).To(Succeed())
+	return l.Items
+}
+
+func (w *world) condition() *metav1.Condition {
+	hr := &helmv2.HelmRelease{}
+	w.g.Expect(env.Client.Get(w.ctx, client.ObjectKeyFromObject(w.hr), hr)).To(Succeed())
+	return apimeta.FindStatusCondition(hr.Status.Conditions, api.TemplatesInSyncCondition)
+}
+
+// events drains the recorded events.
+func (w *world) events() []string {
+	var out []string
+	for {
+		select {
+		case e := <-w.recorder.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+// versions snapshots every object's resourceVersion in the namespace, HelmRelease included.
+func (w *world) versions() map[string]string {
+	out := map[string]string{}
+	for _, k := range [][2]string{
+		{"infrastructure.cluster.x-k8s.io/v1beta1", "Metal3MachineTemplate"},
+		{"infrastructure.cluster.x-k8s.io/v1beta1", "Metal3DataTemplate"},
+		{"infrastructure.cluster.x-k8s.io/v1beta1", "LockedMachineTemplate"},
+		{"cluster.x-k8s.io/v1beta2", "MachineDeployment"},
+		{"controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane"},
+		{"controlplane.cluster.x-k8s.io/v1beta1", "RKE2ControlPlane"},
+		{"bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfigTemplate"},
+		{"helm.toolkit.fluxcd.io/v2", "HelmRelease"},
+	} {
+		for _, o := range w.list(k[0], k[1]) {
+			out[k[1]+"/"+o.GetName()] = o.GetResourceVersion()
+		}
+	}
+	return out
+}
+
+func str(o *unstructured.Unstructured, path ...string) string {
+	s, _, _ := unstructured.NestedString(o.Object, path...)
+	return s
+}

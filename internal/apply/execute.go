@@ -1,0 +1,104 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/internal/diff"
+)
+
+// ControllerName is the one name used as field manager, event source,
+// leader-election ID and metrics prefix.
+const ControllerName = "template-drift-controller"
+
+var fieldOwner = client.FieldOwner(ControllerName)
+
+// ErrConflict means the world changed under a write; the controller starts
+// the pass over from a fresh read.
+var ErrConflict = errors.New("object changed during correction")
+
+// ErrWaitingForDeletion means a recreate deleted a template whose
+// finalizers keep it; the next pass creates it once it is gone.
+var ErrWaitingForDeletion = errors.New("waiting for the template to be deleted")
+
+// writer performs the writes of a pass and counts them.
+type writer struct {
+	c      client.Client
+	writes int
+	// deleteWait bounds how long a recreate waits for its delete to finish.
+	deleteWait time.Duration
+}
+
+// patch applies changes to live with a JSON patch that first tests live's
+// resourceVersion, so it is refused if anything else wrote in between.
+func (w *writer) patch(ctx context.Context, live *unstructured.Unstructured, changes []diff.Change) error {
+	patch, err := diff.Patch(changes, live.GetResourceVersion())
+	if err != nil {
+		return err
+	}
+	obj := live.DeepCopy()
+	if err := w.c.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch), fieldOwner); err != nil {
+		return classify(fmt.Errorf("failed to patch %s %s/%s: %w", live.GetKind(), live.GetNamespace(), live.GetName(), err))
+	}
+	w.writes++
+	return nil
+}
+
+// create creates obj; an object of that name created by an earlier pass is
+// not an error (names are deterministic, the caller checked its content).
+func (w *writer) create(ctx context.Context, obj *unstructured.Unstructured) error {
+	err := w.c.Create(ctx, obj, fieldOwner)
+	if apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("%w: %s %s/%s was created concurrently", ErrConflict, obj.GetKind(), obj.GetNamespace(), obj.GetName())
+	}
+	if err != nil {
+		return fmt.Errorf("failed to create %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	}
+	w.writes++
+	return nil
+}
+
+// deleteExact deletes live only if it is still the same object at the same
+// resourceVersion, then waits briefly for it to be gone.
+func (w *writer) deleteExact(ctx context.Context, live *unstructured.Unstructured) error {
+	uid, rv := live.GetUID(), live.GetResourceVersion()
+	pre := client.Preconditions{UID: &uid, ResourceVersion: &rv}
+	if err := w.c.Delete(ctx, live.DeepCopy(), pre); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return classify(fmt.Errorf("failed to delete %s %s/%s: %w", live.GetKind(), live.GetNamespace(), live.GetName(), err))
+	}
+	w.writes++
+	probe := &unstructured.Unstructured{}
+	probe.SetGroupVersionKind(live.GroupVersionKind())
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, w.deleteWait, true, func(ctx context.Context) (bool, error) {
+		err := w.c.Get(ctx, client.ObjectKeyFromObject(live), probe)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, client.IgnoreNotFound(err)
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %s %s/%s", ErrWaitingForDeletion, live.GetKind(), live.GetNamespace(), live.GetName())
+	}
+	return nil
+}
+
+// classify turns the API server's optimistic-lock refusals into ErrConflict.
+func classify(err error) error {
+	if apierrors.IsConflict(err) || strings.Contains(err.Error(), "/metadata/resourceVersion") ||
+		strings.Contains(err.Error(), "Precondition failed") {
+		return fmt.Errorf("%w: %w", ErrConflict, err)
+	}
+	return err
+}

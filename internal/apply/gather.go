@@ -1,0 +1,98 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/diff"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
+)
+
+// getLive reads the live object of like (same apiVersion, kind, namespace,
+// name), or nil when it does not exist.
+func getLive(ctx context.Context, c client.Reader, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(gvk)
+	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, live)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to get %s %s/%s: %w", gvk.Kind, namespace, name, err)
+	}
+	return live, nil
+}
+
+// currentOwners returns live's ownerReferences with each owner's current
+// UID, dropping owners that no longer exist: a replacement whose only owner
+// is gone would be garbage collected.
+func currentOwners(ctx context.Context, c client.Reader, live *unstructured.Unstructured) ([]metav1.OwnerReference, error) {
+	var out []metav1.OwnerReference
+	for _, ref := range live.GetOwnerReferences() {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil {
+			continue
+		}
+		owner := &metav1.PartialObjectMetadata{}
+		owner.SetGroupVersionKind(gv.WithKind(ref.Kind))
+		err = c.Get(ctx, client.ObjectKey{Namespace: live.GetNamespace(), Name: ref.Name}, owner)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("failed to get owner %s %s of %s: %w", ref.Kind, ref.Name, live.GetName(), err)
+		}
+		ref.UID = owner.GetUID()
+		out = append(out, ref)
+	}
+	return out, nil
+}
+
+// clusterOwners returns non-controller ownerReferences to the release's live
+// Clusters, the owner Cluster API's controllers give templates, for a
+// template that must be created from the manifest alone.
+func clusterOwners(clusters []*unstructured.Unstructured) []metav1.OwnerReference {
+	var out []metav1.OwnerReference
+	for _, cl := range clusters {
+		out = append(out, metav1.OwnerReference{
+			APIVersion: cl.GetAPIVersion(), Kind: cl.GetKind(), Name: cl.GetName(), UID: cl.GetUID(),
+		})
+	}
+	return out
+}
+
+// isPaused reports whether a live Cluster is paused, by spec or annotation.
+func isPaused(cluster *unstructured.Unstructured) bool {
+	if _, ok := cluster.GetAnnotations()[api.ClusterPausedAnnotation]; ok {
+		return true
+	}
+	paused, _, _ := unstructured.NestedBool(cluster.Object, "spec", "paused")
+	return paused
+}
+
+// dryRunInPlace asks the server whether it accepts changes on live, with
+// dryRun=All: validation, CEL rules and admission webhooks all run, nothing
+// is stored.
+func dryRunInPlace(ctx context.Context, c client.Client, live *unstructured.Unstructured, changes []diff.Change) (plan.DryRun, string, error) {
+	patch, err := diff.Patch(changes, "")
+	if err != nil {
+		return plan.DryRunFailed, "", err
+	}
+	obj := live.DeepCopy()
+	err = c.Patch(ctx, obj, client.RawPatch("application/json-patch+json", patch), client.DryRunAll, fieldOwner)
+	switch {
+	case err == nil:
+		return plan.DryRunAccepted, "", nil
+	case apierrors.IsInvalid(err):
+		return plan.DryRunLocked, err.Error(), nil
+	default:
+		return plan.DryRunFailed, err.Error(), nil
+	}
+}

@@ -1,0 +1,125 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	runtimeclient "github.com/fluxcd/pkg/runtime/client"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Target is how the pipeline reaches the cluster a HelmRelease deploys to,
+// as the identity helm-controller would use there.
+type Target struct {
+	// Client reads and writes objects (uncached, so every pass sees the world
+	// as it is).
+	Client client.Client
+	// Secrets feeds Helm's storage driver.
+	Secrets corev1client.SecretsGetter
+	// Key identifies cluster and identity, for memoization.
+	Key string
+	// Remote is true for spec.kubeConfig targets.
+	Remote bool
+}
+
+// Targets builds Targets for HelmReleases and caches them by cluster and
+// identity, because building a client runs API discovery.
+type Targets struct {
+	// Local is the controller's own rest.Config.
+	Local *rest.Config
+	// Reader reads kubeconfig Secrets in the HelmRelease namespace.
+	Reader client.Reader
+	// Scheme for the clients.
+	Scheme *runtime.Scheme
+	// DefaultServiceAccount is impersonated when a HelmRelease names none,
+	// as helm-controller's --default-service-account.
+	DefaultServiceAccount string
+	// KubeConfigOpts tune remote clients, as helm-controller's flags do.
+	KubeConfigOpts runtimeclient.KubeConfigOptions
+
+	mu    sync.Mutex
+	cache map[string]*Target
+}
+
+// For returns the Target of hr: the remote cluster of spec.kubeConfig, or
+// the local one, impersonating spec.serviceAccountName (or the default) in
+// the HelmRelease namespace, exactly as helm-controller does.
+func (t *Targets) For(ctx context.Context, hr *helmv2.HelmRelease) (*Target, error) {
+	cfg := rest.CopyConfig(t.Local)
+	key := "local"
+	remote := false
+	if ref := hr.Spec.KubeConfig; ref != nil && ref.SecretRef != nil {
+		rc, secretKey, err := t.remoteConfig(ctx, hr)
+		if err != nil {
+			return nil, err
+		}
+		cfg, key, remote = runtimeclient.KubeConfig(ctx, rc, t.KubeConfigOpts), secretKey, true
+	}
+	if sa := t.serviceAccount(hr); sa != "" {
+		cfg.Impersonate = rest.ImpersonationConfig{
+			UserName: fmt.Sprintf("system:serviceaccount:%s:%s", hr.Namespace, sa),
+		}
+		key += "|" + cfg.Impersonate.UserName
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if tg, ok := t.cache[key]; ok {
+		return tg, nil
+	}
+	c, err := client.New(cfg, client.Options{Scheme: t.Scheme})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create client for target %s: %w", key, err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create clientset for target %s: %w", key, err)
+	}
+	if t.cache == nil {
+		t.cache = map[string]*Target{}
+	}
+	tg := &Target{Client: c, Secrets: cs.CoreV1(), Key: key, Remote: remote}
+	t.cache[key] = tg
+	return tg, nil
+}
+
+func (t *Targets) serviceAccount(hr *helmv2.HelmRelease) string {
+	if hr.Spec.ServiceAccountName != "" {
+		return hr.Spec.ServiceAccountName
+	}
+	return t.DefaultServiceAccount
+}
+
+// remoteConfig reads the kubeconfig Secret; the cache key includes its
+// resourceVersion so a rotated kubeconfig gets a new client.
+func (t *Targets) remoteConfig(ctx context.Context, hr *helmv2.HelmRelease) (*rest.Config, string, error) {
+	ref := hr.Spec.KubeConfig.SecretRef
+	var secret corev1.Secret
+	if err := t.Reader.Get(ctx, client.ObjectKey{Namespace: hr.Namespace, Name: ref.Name}, &secret); err != nil {
+		return nil, "", fmt.Errorf("failed to read kubeconfig Secret %s/%s: %w", hr.Namespace, ref.Name, err)
+	}
+	var data []byte
+	switch {
+	case ref.Key != "":
+		data = secret.Data[ref.Key]
+	case secret.Data["value"] != nil:
+		data = secret.Data["value"]
+	default:
+		data = secret.Data["value.yaml"]
+	}
+	if len(data) == 0 {
+		return nil, "", fmt.Errorf("failed to read kubeconfig Secret %s/%s: no kubeconfig under key %q (or value, value.yaml)",
+			hr.Namespace, ref.Name, ref.Key)
+	}
+	cfg, err := runtimeclient.KubeConfigFromBytes(data)
+	if err != nil {
+		return nil, "", fmt.Errorf("failed to parse kubeconfig Secret %s/%s: %w", hr.Namespace, ref.Name, err)
+	}
+	return cfg, fmt.Sprintf("remote:%s/%s@%s", hr.Namespace, ref.Name, secret.ResourceVersion), nil
+}

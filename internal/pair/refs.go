@@ -1,0 +1,150 @@
+package pair
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/templatedrift/template-drift-controller/internal/diff"
+)
+
+// ErrCrossNamespaceRef is returned for a template reference that names
+// another namespace. Cluster API forbids it, and following it would let one
+// tenant's release repoint another's objects.
+var ErrCrossNamespaceRef = errors.New("template reference into another namespace")
+
+// Well-known group kinds the reference table uses.
+var (
+	MachineDeploymentKind     = schema.GroupKind{Group: "cluster.x-k8s.io", Kind: "MachineDeployment"}
+	MachineSetKind            = schema.GroupKind{Group: "cluster.x-k8s.io", Kind: "MachineSet"}
+	ClusterKind               = schema.GroupKind{Group: "cluster.x-k8s.io", Kind: "Cluster"}
+	KubeadmControlPlaneKind   = schema.GroupKind{Group: "controlplane.cluster.x-k8s.io", Kind: "KubeadmControlPlane"}
+	RKE2ControlPlaneKind      = schema.GroupKind{Group: "controlplane.cluster.x-k8s.io", Kind: "RKE2ControlPlane"}
+	Metal3MachineTemplateKind = schema.GroupKind{Group: "infrastructure.cluster.x-k8s.io", Kind: "Metal3MachineTemplate"}
+	Metal3DataTemplateKind    = schema.GroupKind{Group: "infrastructure.cluster.x-k8s.io", Kind: "Metal3DataTemplate"}
+)
+
+// refField is where a consumer keeps one template reference. Paths of every
+// served API version are listed together: a path absent from an object is
+// skipped, so one table serves v1beta1 and v1beta2 shapes alike.
+type refField struct {
+	path []string
+	// implied is the target kind of a reference that may omit its kind and
+	// group (Metal3MachineTemplate.dataTemplate carries only a name).
+	implied schema.GroupKind
+}
+
+var refTable = map[schema.GroupKind][]refField{
+	// v1beta1 ObjectReference and v1beta2 {apiGroup, kind, name}: same paths.
+	MachineDeploymentKind: {
+		{path: []string{"spec", "template", "spec", "infrastructureRef"}},
+		{path: []string{"spec", "template", "spec", "bootstrap", "configRef"}},
+	},
+	// v1beta1 .spec.machineTemplate.infrastructureRef; v1beta2 adds .spec.
+	KubeadmControlPlaneKind: {
+		{path: []string{"spec", "machineTemplate", "infrastructureRef"}},
+		{path: []string{"spec", "machineTemplate", "spec", "infrastructureRef"}},
+	},
+	// v1alpha1 .spec.infrastructureRef; v1beta1 both it (deprecated) and
+	// .spec.machineTemplate.infrastructureRef; v1beta2 .spec.machineTemplate.spec.infrastructureRef.
+	RKE2ControlPlaneKind: {
+		{path: []string{"spec", "infrastructureRef"}},
+		{path: []string{"spec", "machineTemplate", "infrastructureRef"}},
+		{path: []string{"spec", "machineTemplate", "spec", "infrastructureRef"}},
+	},
+	Metal3MachineTemplateKind: {
+		{path: []string{"spec", "template", "spec", "dataTemplate"}, implied: Metal3DataTemplateKind},
+	},
+}
+
+// IsConsumer reports whether objects of gk may reference templates.
+func IsConsumer(gk schema.GroupKind) bool {
+	_, ok := refTable[gk]
+	return ok
+}
+
+// RollsMachines reports whether repointing a reference held by gk rolls
+// machines. Repointing a MachineDeployment or a control plane does; an
+// in-place edit of another template (Metal3MachineTemplate.dataTemplate)
+// only affects machines created later.
+func RollsMachines(gk schema.GroupKind) bool {
+	return gk == MachineDeploymentKind || gk == KubeadmControlPlaneKind || gk == RKE2ControlPlaneKind
+}
+
+// Ref is one template reference found in a consumer.
+type Ref struct {
+	// Pointer is the JSON pointer of the reference's name field.
+	Pointer string
+	// Target is the template it names.
+	Target ID
+}
+
+// References lists the template references obj holds, in table order.
+func References(obj *unstructured.Unstructured) ([]Ref, error) {
+	fields := refTable[obj.GroupVersionKind().GroupKind()]
+	var out []Ref
+	for _, f := range fields {
+		m, found, err := unstructured.NestedMap(obj.Object, f.path...)
+		if err != nil || !found {
+			continue
+		}
+		target, ok := refTarget(m, f.implied)
+		if !ok {
+			continue
+		}
+		ns, _ := m["namespace"].(string)
+		if ns != "" && ns != obj.GetNamespace() {
+			return nil, fmt.Errorf("%w: %s %s/%s .%s names namespace %q",
+				ErrCrossNamespaceRef, obj.GetKind(), obj.GetNamespace(), obj.GetName(), strings.Join(f.path, "."), ns)
+		}
+		target.Namespace = obj.GetNamespace()
+		out = append(out, Ref{Pointer: "/" + strings.Join(append(append([]string{}, f.path...), "name"), "/"), Target: target})
+	}
+	return out, nil
+}
+
+func refTarget(m map[string]any, implied schema.GroupKind) (ID, bool) {
+	name, _ := m["name"].(string)
+	if name == "" {
+		return ID{}, false
+	}
+	kind, _ := m["kind"].(string)
+	group, _ := m["apiGroup"].(string)
+	if av, ok := m["apiVersion"].(string); ok && group == "" {
+		if gv, err := schema.ParseGroupVersion(av); err == nil {
+			group = gv.Group
+		}
+	}
+	if kind == "" {
+		kind = implied.Kind
+	}
+	if group == "" {
+		group = implied.Group
+	}
+	if kind == "" {
+		return ID{}, false
+	}
+	return ID{GroupKind: schema.GroupKind{Group: group, Kind: kind}, Name: name}, true
+}
+
+// Repoint returns the changes that make every reference in obj to from name
+// toName instead. Only the name changes, so the reference keeps the API
+// version or group the chart wrote. It returns no change when obj does not
+// reference from.
+func Repoint(obj *unstructured.Unstructured, from ID, toName string) ([]diff.Change, error) {
+	refs, err := References(obj)
+	if err != nil {
+		return nil, err
+	}
+	var out []diff.Change
+	for _, r := range refs {
+		if r.Target != from || from.Name == toName {
+			continue
+		}
+		out = append(out, diff.Change{Path: r.Pointer, Op: diff.OpReplace, Before: from.Name, After: toName})
+	}
+	return out, nil
+}

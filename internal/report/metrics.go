@@ -1,0 +1,70 @@
+package report
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Metrics are the add-on's Prometheus metrics.
+type Metrics struct {
+	drifted     *prometheus.GaugeVec
+	corrections *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+}
+
+// NewMetrics creates the metrics and registers them on reg (the manager's
+// registry, controller-runtime's metrics.Registry, in production).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		drifted: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "templatedrift_drifted_templates",
+			Help: "Templates of a HelmRelease that differ from its release manifest and are not corrected.",
+		}, []string{"namespace", "name"}),
+		corrections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "templatedrift_corrections_total",
+			Help: "Template corrections, by strategy and result.",
+		}, []string{"strategy", "result"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "templatedrift_reconcile_duration_seconds",
+			Help:    "Duration of one pass over a HelmRelease.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12),
+		}, []string{"namespace", "name"}),
+	}
+	reg.MustRegister(m.drifted, m.corrections, m.duration)
+	return m
+}
+
+// Correction counts one correction of strategy with result "success" or "failure".
+func (m *Metrics) Correction(strategy, result string) {
+	if m != nil {
+		m.corrections.WithLabelValues(strategy, result).Inc()
+	}
+}
+
+// Duration records how long a pass took.
+func (m *Metrics) Duration(key client.ObjectKey, start time.Time) {
+	if m != nil {
+		m.duration.WithLabelValues(key.Namespace, key.Name).Observe(time.Since(start).Seconds())
+	}
+}
+
+// Forget drops a deleted HelmRelease's series.
+func (m *Metrics) Forget(key client.ObjectKey) {
+	if m != nil {
+		m.drifted.DeleteLabelValues(key.Namespace, key.Name)
+		m.duration.DeleteLabelValues(key.Namespace, key.Name)
+	}
+}
+
+func (m *Metrics) observe(key client.ObjectKey, out Outcome) {
+	if m == nil {
+		return
+	}
+	if out.Remove {
+		m.Forget(key)
+		return
+	}
+	m.drifted.WithLabelValues(key.Namespace, key.Name).Set(float64(out.Drifted))
+}

@@ -1,0 +1,94 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/api"
+)
+
+// Writer writes outcomes to HelmReleases.
+type Writer struct {
+	// Client reads and patches HelmReleases on the controller's cluster.
+	Client client.Client
+	// Events records events on the HelmRelease; nil records none.
+	Events events.EventRecorder
+	// Metrics is updated with every outcome; nil updates none.
+	Metrics *Metrics
+}
+
+// Write applies out to the HelmRelease key: the condition (only when it
+// changed), then the events of a new state. It returns whether the
+// condition changed.
+func (w *Writer) Write(ctx context.Context, key client.ObjectKey, out Outcome) (bool, error) {
+	var changed bool
+	var hr *helmv2.HelmRelease
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		hr = &helmv2.HelmRelease{}
+		if err := w.Client.Get(ctx, key, hr); err != nil {
+			return err
+		}
+		base := hr.DeepCopy()
+		changed = setCondition(hr, out)
+		if !changed {
+			return nil
+		}
+		patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
+		return w.Client.Status().Patch(ctx, hr, patch)
+	})
+	if err != nil {
+		return false, fmt.Errorf("failed to write %s condition on HelmRelease %s: %w", api.TemplatesInSyncCondition, key, err)
+	}
+	for _, e := range out.Events {
+		if changed || e.Always {
+			if w.Events != nil {
+				w.Events.Eventf(hr, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+			}
+		}
+	}
+	w.Metrics.observe(key, out)
+	return changed, nil
+}
+
+// setCondition sets (or removes) the condition on hr and reports whether it changed.
+func setCondition(hr *helmv2.HelmRelease, out Outcome) bool {
+	current := apimeta.FindStatusCondition(hr.Status.Conditions, api.TemplatesInSyncCondition)
+	switch {
+	case out.Remove:
+		return apimeta.RemoveStatusCondition(&hr.Status.Conditions, api.TemplatesInSyncCondition)
+	case out.Condition == nil:
+		return false
+	case keepCorrected(current, out):
+		return false
+	}
+	want := *out.Condition
+	want.ObservedGeneration = hr.Generation
+	if current != nil && current.Status == want.Status && current.Reason == want.Reason &&
+		current.Message == want.Message && current.ObservedGeneration == want.ObservedGeneration {
+		return false
+	}
+	want.LastTransitionTime = metav1.Now()
+	return apimeta.SetStatusCondition(&hr.Status.Conditions, want)
+}
+
+// keepCorrected keeps a DriftCorrected condition through the quiet passes
+// after a correction of the same release: they find nothing left to do, and
+// replacing the record of what was done with "no drift" would hide it.
+func keepCorrected(current *metav1.Condition, out Outcome) bool {
+	if current == nil || current.Reason != api.DriftCorrectedReason || out.Wrote {
+		return false
+	}
+	r := out.Condition.Reason
+	if r != api.NoDriftDetectedReason && r != api.DriftCorrectedReason {
+		return false
+	}
+	return strings.HasPrefix(current.Message, "Corrected release "+out.ReleaseRef+":")
+}
