@@ -52,4 +52,3 @@ func TestSeedCase(t *testing.T) {
 	g.Expect(w.events()).To(BeEmpty(), "no repeat event for an unchanged state")
 	g.Expect(w.condition().Reason).To(Equal(api.DriftCorrectedReason))
 }
-

@@ -67,7 +67,9 @@ type world struct {
 
 type staticTarget struct{ t *apply.Target }
 
-func (s staticTarget) For(context.Context, *helmv2.HelmRelease) (*apply.Target, error) { return s.t, nil }
+func (s staticTarget) For(context.Context, *helmv2.HelmRelease) (*apply.Target, error) {
+	return s.t, nil
+}
 
 var nsCounter atomic.Int32
 

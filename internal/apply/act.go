@@ -87,20 +87,5 @@ func markChange(live *unstructured.Unstructured, to string) diff.Change {
 	if live.GetAnnotations() == nil {
 		return diff.Change{Path: "/metadata/annotations", Op: diff.OpAdd, After: map[string]any{api.SupersededByAnnotation: to}}
 	}
-	return diff.Change{Path: "/metadata/annotations/" + escape(api.SupersededByAnnotation), Op: diff.OpAdd, After: to}
-}
-
-func escape(key string) string {
-	out := make([]byte, 0, len(key))
-	for i := 0; i < len(key); i++ {
-		switch key[i] {
-		case '~':
-			out = append(out, '~', '0')
-		case '/':
-			out = append(out, '~', '1')
-		default:
-			out = append(out, key[i])
-		}
-	}
-	return string(out)
+	return diff.Change{Path: diff.Pointer("metadata", "annotations", api.SupersededByAnnotation), Op: diff.OpAdd, After: to}
 }

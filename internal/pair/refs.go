@@ -101,7 +101,7 @@ func References(obj *unstructured.Unstructured) ([]Ref, error) {
 				ErrCrossNamespaceRef, obj.GetKind(), obj.GetNamespace(), obj.GetName(), strings.Join(f.path, "."), ns)
 		}
 		target.Namespace = obj.GetNamespace()
-		out = append(out, Ref{Pointer: "/" + strings.Join(append(append([]string{}, f.path...), "name"), "/"), Target: target})
+		out = append(out, Ref{Pointer: diff.Pointer(append(append([]string{}, f.path...), "name")...), Target: target})
 	}
 	return out, nil
 }

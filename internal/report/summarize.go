@@ -52,6 +52,7 @@ func Summarize(res *apply.Result) Outcome {
 		return fromVerdict(*v)
 	}
 	lines, drifted, failed := describe(res)
+	skipped := describeSkipped(res)
 	out := Outcome{Drifted: drifted, Wrote: res.Writes > 0, ReleaseRef: res.Release.Ref()}
 	corrected := res.Writes > 0
 	switch {
@@ -74,6 +75,12 @@ func Summarize(res *apply.Result) Outcome {
 	default:
 		msg := fmt.Sprintf("%d templates of release %s match the manifest", len(res.Templates), res.Release.Ref())
 		out.set(metav1.ConditionTrue, api.NoDriftDetectedReason, msg)
+	}
+	if out.Condition != nil && skipped != "" {
+		out.Condition.Message += skipped
+		for i := range out.Events {
+			out.Events[i].Message += skipped
+		}
 	}
 	for _, t := range res.Templates {
 		if t.Reverted && corrected {
@@ -138,6 +145,22 @@ func describe(res *apply.Result) (lines []string, drifted int, failed bool) {
 		lines = append(lines, line)
 	}
 	return lines, drifted, failed
+}
+
+// describeSkipped names the templates left alone and why (not owned by the
+// release, opted out, owned by a ClusterClass), so a user sees what the
+// add-on did not check.
+func describeSkipped(res *apply.Result) string {
+	var parts []string
+	for _, t := range res.Templates {
+		if t.State == plan.StateSkipped {
+			parts = append(parts, t.ID.Kind+"/"+t.ID.Name+" ("+t.Skip+")")
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ". Skipped: " + strings.Join(parts, ", ")
 }
 
 func strategyText(t apply.TemplateResult, enabled bool) string {

@@ -72,11 +72,12 @@ func StoreRelease(ctx context.Context, e *Env, r Release) error {
 func SetHistory(ctx context.Context, c client.Client, hr *helmv2.HelmRelease, r Release) error {
 	rel := r.HelmRelease()
 	snap := &helmv2.Snapshot{
-		Name: r.Name, Namespace: r.Namespace, Version: r.Version, Status: r.Status,
-		Digest:       release.SnapshotDigest(rel),
-		ChartName:    "cluster",
-		ChartVersion: "1.0.0",
-		ConfigDigest: "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+		APIVersion: helmv2.CurrentSnapshotAPIVersion,
+		Name:       r.Name, Namespace: r.Namespace, Version: r.Version, Status: r.Status,
+		Digest:        release.SnapshotDigest(rel),
+		ChartName:     "cluster",
+		ChartVersion:  "1.0.0",
+		ConfigDigest:  "sha256:0000000000000000000000000000000000000000000000000000000000000000",
 		FirstDeployed: metav1.NewTime(rel.Info.FirstDeployed),
 		LastDeployed:  metav1.NewTime(rel.Info.LastDeployed),
 	}

@@ -1,0 +1,101 @@
+package controllers_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/events"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/controllers"
+	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/report"
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
+)
+
+// TestManagerWatches runs the controller as it runs in production: a
+// manager, watches, Flux's event recorder. Opting in heals the templates,
+// drift introduced later is healed within seconds through the template
+// watch, and the events are real core Events on the HelmRelease, which is
+// what `flux events --for HelmRelease/cluster` lists.
+func TestManagerWatches(t *testing.T) {
+	w := newWorld(t, scenario{annotations: map[string]string{api.ModeAnnotation: api.ModeWarn}, live: bootstrap, release: mgmt, applyMethod: "csa"})
+	g := w.g
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                 testenv.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	recorder, err := events.NewRecorder(ctrl.Log, "", apply.ControllerName, events.WithManager(mgr))
+	g.Expect(err).NotTo(HaveOccurred())
+	kinds, err := pair.ParseKinds(pair.DefaultTemplateKinds)
+	g.Expect(err).NotTo(HaveOccurred())
+	watchKinds, err := controllers.ResolveWatchKinds(env.Config, kinds)
+	g.Expect(err).NotTo(HaveOccurred())
+	r := &controllers.HelmReleaseReconciler{
+		Client:  mgr.GetClient(),
+		Engine:  &apply.Engine{Kinds: kinds, Releases: release.NewReader(0), DeleteWait: 5 * time.Second},
+		Targets: &apply.Targets{Local: env.Config, Reader: mgr.GetAPIReader(), Scheme: testenv.Scheme()},
+		Reporter: &report.Writer{Client: mgr.GetClient(), Events: recorder,
+			Metrics: report.NewMetrics(prometheus.NewRegistry())},
+		ResyncInterval: 10 * time.Minute,
+	}
+	g.Expect(r.SetupWithManager(ctx, mgr, controllers.SetupOptions{MaxConcurrentReconciles: 2, WatchKinds: watchKinds})).To(Succeed())
+	done := make(chan error)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() { cancel(); g.Expect(<-done).To(Succeed()) }()
+
+	t.Log("warn mode reports the drift")
+	g.Eventually(func() string { c := w.condition(); return reasonOf(c) }, 20*time.Second, 200*time.Millisecond).Should(Equal(api.DriftDetectedReason))
+
+	t.Log("opting in heals the templates in place")
+	w.setAnnotations(enabled)
+	url := func() string {
+		return str(w.get(m3, "Metal3MachineTemplate", "mgmt-md0"), "spec", "template", "spec", "image", "url")
+	}
+	g.Eventually(url, 20*time.Second, 200*time.Millisecond).Should(Equal(mgmt.ImageURL))
+	g.Eventually(func() string { return reasonOf(w.condition()) }, 10*time.Second, 200*time.Millisecond).Should(Equal(api.DriftCorrectedReason))
+
+	t.Log("drift introduced later is healed through the template watch")
+	m3mt := w.get(m3, "Metal3MachineTemplate", "mgmt-md0")
+	g.Expect(unstructured.SetNestedField(m3mt.Object, bootstrap.ImageURL, "spec", "template", "spec", "image", "url")).To(Succeed())
+	g.Expect(env.Client.Update(ctx, m3mt)).To(Succeed())
+	start := time.Now()
+	g.Eventually(url, 10*time.Second, 100*time.Millisecond).Should(Equal(mgmt.ImageURL))
+	t.Logf("drift introduced after start was healed in %s", time.Since(start).Round(time.Millisecond))
+
+	t.Log("the events are core Events on the HelmRelease")
+	g.Eventually(func() []string {
+		var list corev1.EventList
+		g.Expect(env.Client.List(ctx, &list, client.InNamespace(w.ns))).To(Succeed())
+		var reasons []string
+		for _, e := range list.Items {
+			if e.InvolvedObject.Kind == "HelmRelease" && e.InvolvedObject.Name == "cluster" {
+				reasons = append(reasons, e.Reason)
+			}
+		}
+		return reasons
+	}, 10*time.Second, 200*time.Millisecond).Should(ContainElements(api.TemplateDriftDetectedEvent, api.TemplateDriftCorrectedEvent))
+}
+
+func reasonOf(c *metav1.Condition) string {
+	if c == nil {
+		return ""
+	}
+	return c.Reason
+}

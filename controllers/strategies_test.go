@@ -1,0 +1,62 @@
+package controllers_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/templatedrift/template-drift-controller/api"
+)
+
+func withStrategy(s string) map[string]string {
+	return map[string]string{api.ModeAnnotation: api.ModeEnabled, api.StrategyAnnotation: s}
+}
+
+// TestExplicitInPlaceOnLockedFails: in-place asked for a locked template is
+// refused by the server's dry-run, reported with its message, and nothing
+// is written.
+func TestExplicitInPlaceOnLockedFails(t *testing.T) {
+	w := newWorld(t, scenario{annotations: withStrategy(api.StrategyInPlace), live: metaLive, release: metaRelease, applyMethod: "csa"})
+	before := w.versions()
+	w.g.Expect(w.reconcile()).To(Equal(0))
+	cond := w.condition()
+	w.g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+	w.g.Expect(cond.Reason).To(Equal(api.CorrectionFailedReason))
+	w.g.Expect(cond.Message).To(ContainSubstring("cannot be modified"))
+	delete(before, "HelmRelease/cluster")
+	after := w.versions()
+	delete(after, "HelmRelease/cluster")
+	w.g.Expect(after).To(Equal(before))
+	w.g.Expect(w.events()).To(ContainElement(HavePrefix("Warning " + api.TemplateDriftCorrectionFailedEvent)))
+}
+
+// TestExplicitRotateOnMutable: rotate is honoured even where in-place would
+// be accepted, and repointing the MachineDeployment rolls machines.
+func TestExplicitRotateOnMutable(t *testing.T) {
+	w := newWorld(t, scenario{annotations: withStrategy(api.StrategyRotate), live: bootstrap, release: mgmt, applyMethod: "ssa"})
+	g := w.g
+	w.reconcile()
+	r := expectRotated(w, m3, "Metal3MachineTemplate", "mgmt-md0")
+	g.Expect(str(r, "spec", "template", "spec", "image", "url")).To(Equal(mgmt.ImageURL))
+	g.Expect(str(w.get(md, "MachineDeployment", "mgmt-md0"), "spec", "template", "spec", "infrastructureRef", "name")).To(Equal(r.GetName()))
+	cp := w.get(m3, "Metal3MachineTemplate", "mgmt-cp").GetAnnotations()[api.SupersededByAnnotation]
+	g.Expect(str(w.get("controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane", "mgmt-cp"), "spec", "machineTemplate", "spec", "infrastructureRef", "name")).To(Equal(cp))
+	g.Expect(w.condition().Message).To(ContainSubstring("rotate to " + r.GetName() + ", rolls machines: yes"))
+	g.Expect(w.reconcile()).To(Equal(0))
+}
+
+// TestExplicitRecreateOnMutable: recreate replaces the object under the same
+// name and keeps the references.
+func TestExplicitRecreateOnMutable(t *testing.T) {
+	w := newWorld(t, scenario{annotations: withStrategy(api.StrategyRecreate), live: bootstrap, release: mgmt, applyMethod: "csa"})
+	g := w.g
+	oldUID := w.get(m3, "Metal3MachineTemplate", "mgmt-md0").GetUID()
+	g.Expect(w.reconcile()).To(Equal(4), "delete + create, twice")
+	now := w.get(m3, "Metal3MachineTemplate", "mgmt-md0")
+	g.Expect(now.GetUID()).NotTo(Equal(oldUID))
+	g.Expect(str(now, "spec", "template", "spec", "image", "url")).To(Equal(mgmt.ImageURL))
+	g.Expect(str(w.get(md, "MachineDeployment", "mgmt-md0"), "spec", "template", "spec", "infrastructureRef", "name")).To(Equal("mgmt-md0"))
+	g.Expect(w.list(m3, "Metal3MachineTemplate")).To(HaveLen(2))
+	g.Expect(w.reconcile()).To(Equal(0))
+}

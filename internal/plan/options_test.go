@@ -1,0 +1,155 @@
+package plan_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
+)
+
+func TestParseOptions(t *testing.T) {
+	cases := []struct {
+		name        string            // what the case proves
+		annotations map[string]string // the HelmRelease's annotations
+		want        plan.Options      // Options returned, error or not
+		wantErr     []string          // substrings of the error; nil means no error
+	}{{
+		name: "nil annotations: disabled, auto",
+		want: plan.Options{Mode: plan.ModeDisabled, Strategy: plan.StrategyAuto},
+	}, {
+		name:        "unrelated annotations only: disabled, auto",
+		annotations: map[string]string{"example.com/other": "enabled"},
+		want:        plan.Options{Mode: plan.ModeDisabled, Strategy: plan.StrategyAuto},
+	}, {
+		name:        "mode enabled, strategy absent defaults to auto",
+		annotations: map[string]string{api.ModeAnnotation: "enabled"},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto},
+	}, {
+		name:        "mode warn",
+		annotations: map[string]string{api.ModeAnnotation: "warn"},
+		want:        plan.Options{Mode: plan.ModeWarn, Strategy: plan.StrategyAuto},
+	}, {
+		name:        "mode disabled written explicitly",
+		annotations: map[string]string{api.ModeAnnotation: "disabled"},
+		want:        plan.Options{Mode: plan.ModeDisabled, Strategy: plan.StrategyAuto},
+	}, {
+		name:        "strategy auto",
+		annotations: map[string]string{api.ModeAnnotation: "enabled", api.StrategyAnnotation: "auto"},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto},
+	}, {
+		name:        "strategy in-place",
+		annotations: map[string]string{api.ModeAnnotation: "enabled", api.StrategyAnnotation: "in-place"},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyInPlace},
+	}, {
+		name:        "strategy rotate",
+		annotations: map[string]string{api.ModeAnnotation: "warn", api.StrategyAnnotation: "rotate"},
+		want:        plan.Options{Mode: plan.ModeWarn, Strategy: plan.StrategyRotate},
+	}, {
+		name:        "strategy recreate",
+		annotations: map[string]string{api.ModeAnnotation: "enabled", api.StrategyAnnotation: "recreate"},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyRecreate},
+	}, {
+		name:        "invalid mode: error, and Mode carries the raw value",
+		annotations: map[string]string{api.ModeAnnotation: "on"},
+		want:        plan.Options{Mode: "on", Strategy: plan.StrategyAuto},
+		wantErr:     []string{api.ModeAnnotation, `"on"`},
+	}, {
+		name:        "mode is case sensitive",
+		annotations: map[string]string{api.ModeAnnotation: "Enabled"},
+		want:        plan.Options{Mode: "Enabled", Strategy: plan.StrategyAuto},
+		wantErr:     []string{api.ModeAnnotation, `"Enabled"`},
+	}, {
+		name:        "empty mode is invalid, not absent",
+		annotations: map[string]string{api.ModeAnnotation: ""},
+		want:        plan.Options{Mode: "", Strategy: plan.StrategyAuto},
+		wantErr:     []string{api.ModeAnnotation, `""`},
+	}, {
+		name:        "invalid strategy with mode enabled",
+		annotations: map[string]string{api.ModeAnnotation: "enabled", api.StrategyAnnotation: "blue-green"},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto},
+		wantErr:     []string{api.StrategyAnnotation, `"blue-green"`},
+	}, {
+		name:        "invalid strategy with mode disabled: error still returned",
+		annotations: map[string]string{api.ModeAnnotation: "disabled", api.StrategyAnnotation: "blue-green"},
+		want:        plan.Options{Mode: plan.ModeDisabled, Strategy: plan.StrategyAuto},
+		wantErr:     []string{api.StrategyAnnotation, `"blue-green"`},
+	}, {
+		name:        "invalid strategy with mode absent: error still returned",
+		annotations: map[string]string{api.StrategyAnnotation: "Rotate"},
+		want:        plan.Options{Mode: plan.ModeDisabled, Strategy: plan.StrategyAuto},
+		wantErr:     []string{api.StrategyAnnotation, `"Rotate"`},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			got, err := plan.ParseOptions(tc.annotations)
+			g.Expect(got).To(Equal(tc.want))
+			if tc.wantErr == nil {
+				g.Expect(err).NotTo(HaveOccurred())
+				return
+			}
+			g.Expect(err).To(MatchError(plan.ErrInvalidConfiguration))
+			for _, s := range tc.wantErr {
+				g.Expect(err.Error()).To(ContainSubstring(s))
+			}
+		})
+	}
+}
+
+// TestParseOptionsGateConfig checks the contract between ParseOptions and
+// GateConfig: a configuration error stops the pass with InvalidConfiguration
+// unless the mode parsed as disabled, in which case the release is treated
+// as opted out (the condition is removed, never reported invalid).
+func TestParseOptionsGateConfig(t *testing.T) {
+	cases := []struct {
+		name        string            // what the case proves
+		annotations map[string]string // the HelmRelease's annotations
+		wantReason  string            // Reason of the stopping verdict; "" when none
+		wantStatus  string            // Status of the stopping verdict
+		wantRemove  bool              // the verdict removes the condition
+	}{{
+		name:        "invalid mode stops with InvalidConfiguration",
+		annotations: map[string]string{api.ModeAnnotation: "on"},
+		wantReason:  api.InvalidConfigurationReason,
+		wantStatus:  "False",
+	}, {
+		name:        "invalid strategy with mode enabled stops with InvalidConfiguration",
+		annotations: map[string]string{api.ModeAnnotation: "enabled", api.StrategyAnnotation: "x"},
+		wantReason:  api.InvalidConfigurationReason,
+		wantStatus:  "False",
+	}, {
+		name:        "invalid strategy with mode warn stops with InvalidConfiguration",
+		annotations: map[string]string{api.ModeAnnotation: "warn", api.StrategyAnnotation: "x"},
+		wantReason:  api.InvalidConfigurationReason,
+		wantStatus:  "False",
+	}, {
+		name:        "invalid strategy with mode disabled is not reported: condition removed",
+		annotations: map[string]string{api.ModeAnnotation: "disabled", api.StrategyAnnotation: "x"},
+		wantRemove:  true,
+	}, {
+		name:        "invalid strategy with mode absent is not reported: condition removed",
+		annotations: map[string]string{api.StrategyAnnotation: "x"},
+		wantRemove:  true,
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			opts, err := plan.ParseOptions(tc.annotations)
+			g.Expect(err).To(MatchError(plan.ErrInvalidConfiguration))
+
+			_, stop := plan.GateConfig(plan.Facts{Options: opts, ConfigErr: err})
+			g.Expect(stop).To(Equal(tc.wantReason != ""), "GateConfig alone")
+
+			v, stop := plan.Evaluate(plan.Facts{Options: opts, ConfigErr: err, ReleaseStatus: "deployed"}, plan.Gates)
+			g.Expect(stop).To(BeTrue())
+			g.Expect(v.Remove).To(Equal(tc.wantRemove))
+			g.Expect(v.Reason).To(Equal(tc.wantReason))
+			g.Expect(v.Status).To(Equal(tc.wantStatus))
+			if tc.wantReason != "" {
+				g.Expect(v.Message).To(Equal(err.Error()))
+			}
+		})
+	}
+}

@@ -1,0 +1,189 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync/atomic"
+
+	"helm.sh/helm/v4/pkg/release/common"
+	helmv1 "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Source is how a Reader reaches one cluster's Helm storage. A HelmRelease
+// may target a remote cluster or impersonate a service account, so the
+// clients are passed per call rather than fixed in the Reader.
+type Source struct {
+	// Secrets is used by Helm's Secrets driver to read and decode releases.
+	Secrets corev1client.SecretsGetter
+	// Meta is used for metadata-only reads (PartialObjectMetadata[List]) of
+	// release Secrets, which are cheap and tell whether the memo is current.
+	// Without it, Get decodes every time and PreviousDeployed fails.
+	Meta client.Reader
+	// Key identifies the cluster and identity for memoization, e.g. "local"
+	// or "remote:<ns>/<secret>|<sa>". Entries are also bound to the Secret
+	// UID, so a wrong Key costs decodes, never a wrong release.
+	Key string
+}
+
+// Reader reads stored Helm releases through Helm v4's Secrets driver and
+// memoizes the decoded releases by Secret UID and resourceVersion, so a
+// release Secret is decoded only when it changed. The memo is bounded (the
+// 256 most recently used Secrets). A Reader is safe for concurrent use.
+type Reader struct {
+	maxManifestBytes int
+	memo             *memo
+	// decodes counts the release Secrets decoded, so tests can observe the
+	// memo.
+	decodes atomic.Int64
+}
+
+// NewReader returns a Reader that refuses releases whose manifest is larger
+// than maxManifestBytes (ErrManifestTooLarge); <= 0 means no limit.
+func NewReader(maxManifestBytes int) *Reader {
+	return &Reader{maxManifestBytes: maxManifestBytes, memo: newMemo(defaultMemoSize)}
+}
+
+// Get returns version `version` of release `name` stored in namespace
+// storageNS. It fails with ErrReleaseNotFound when the Secret does not exist,
+// ErrReleaseCorrupt when its data cannot be decoded, and ErrManifestTooLarge
+// when the manifest is over the limit. The result is the caller's to modify.
+func (r *Reader) Get(ctx context.Context, src Source, storageNS, name string, version int) (*Release, error) {
+	if src.Secrets == nil {
+		return nil, fmt.Errorf("failed to get release %s/%s: source %q has no Secrets client",
+			storageNS, SecretName(name, version), src.Key)
+	}
+	key := memoKey{source: src.Key, namespace: storageNS, name: SecretName(name, version)}
+	if src.Meta != nil {
+		e, err := r.lookup(ctx, src.Meta, key)
+		if err != nil {
+			return nil, err
+		}
+		if e != nil {
+			return e.result()
+		}
+	}
+	e, err := r.decode(ctx, src.Secrets.Secrets(storageNS), key, name, version)
+	if err != nil {
+		return nil, err
+	}
+	if e.uid != "" {
+		r.memo.put(e)
+	}
+	return e.result()
+}
+
+// lookup reads the Secret's metadata only and returns the memo entry decoded
+// from that exact Secret version, or nil when there is none.
+func (r *Reader) lookup(ctx context.Context, meta client.Reader, key memoKey) (*memoEntry, error) {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	err := meta.Get(ctx, client.ObjectKey{Namespace: key.namespace, Name: key.name}, obj)
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("failed to get release Secret %s/%s: %w: %w", key.namespace, key.name, ErrReleaseNotFound, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to get metadata of release Secret %s/%s: %w", key.namespace, key.name, err)
+	}
+	e, _ := r.memo.get(key, obj.UID, obj.ResourceVersion)
+	return e, nil
+}
+
+// decode reads and decodes the Secret with Helm's driver. API failures are
+// returned as errors; decode outcomes, good or bad, as an entry to memoize.
+func (r *Reader) decode(ctx context.Context, secrets corev1client.SecretInterface, key memoKey, name string, version int) (*memoEntry, error) {
+	bound := &boundSecrets{SecretInterface: secrets, ctx: ctx}
+	rls, err := storage.Init(driver.NewSecrets(bound)).Get(name, version)
+	switch {
+	case errors.Is(err, driver.ErrReleaseNotFound):
+		return nil, fmt.Errorf("failed to get release Secret %s/%s: %w", key.namespace, key.name, ErrReleaseNotFound)
+	case bound.gets == 0 || bound.getErr != nil:
+		return nil, fmt.Errorf("failed to get release Secret %s/%s: %w", key.namespace, key.name, err)
+	}
+	r.decodes.Add(1)
+	e := &memoEntry{key: key, uid: bound.got.UID, resourceVersion: bound.got.ResourceVersion}
+	if err != nil {
+		e.err = fmt.Errorf("failed to decode release Secret %s/%s: %w: %w", key.namespace, key.name, ErrReleaseCorrupt, err)
+		return e, nil
+	}
+	typed, ok := rls.(*helmv1.Release)
+	if !ok {
+		e.err = fmt.Errorf("failed to decode release Secret %s/%s: %w: unexpected release type %T",
+			key.namespace, key.name, ErrReleaseCorrupt, rls)
+		return e, nil
+	}
+	e.rel, e.err = fromHelm(typed, name, version, r.maxManifestBytes)
+	return e, nil
+}
+
+// result returns a copy of the memoized release, so callers cannot change
+// what other callers get, or the memoized error.
+func (e *memoEntry) result() (*Release, error) {
+	if e.err != nil {
+		return nil, e.err
+	}
+	cp := *e.rel
+	return &cp, nil
+}
+
+// PreviousDeployed returns the newest release of name with a version below
+// before whose status label is "superseded" or "deployed": the release that
+// was deployed before, which the pipeline compares against to tell what an
+// upgrade changed. It returns (nil, nil) when storage no longer has one
+// (Helm prunes history beyond --history-max). Only that one Secret is
+// decoded; candidates come from a metadata-only list, whose labels carry
+// version and status.
+func (r *Reader) PreviousDeployed(ctx context.Context, src Source, storageNS, name string, before int) (*Release, error) {
+	if src.Meta == nil {
+		return nil, fmt.Errorf("failed to list releases of %s/%s: source %q has no metadata reader", storageNS, name, src.Key)
+	}
+	versions, err := deployedVersions(ctx, src.Meta, storageNS, name, before)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range versions {
+		rel, err := r.Get(ctx, src, storageNS, name, v)
+		if errors.Is(err, ErrReleaseNotFound) {
+			continue // pruned since the list; try the next older one
+		}
+		if err != nil {
+			return nil, fmt.Errorf("failed to read release deployed before v%d: %w", before, err)
+		}
+		return rel, nil
+	}
+	return nil, nil
+}
+
+// deployedVersions lists, newest first, the versions below before of
+// release name whose Secret is labelled superseded or deployed.
+func deployedVersions(ctx context.Context, meta client.Reader, storageNS, name string, before int) ([]int, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+	err := meta.List(ctx, list, client.InNamespace(storageNS), client.MatchingLabels{"owner": "helm", "name": name})
+	if err != nil {
+		return nil, fmt.Errorf("failed to list release Secrets of %s/%s: %w", storageNS, name, err)
+	}
+	var versions []int
+	for _, item := range list.Items {
+		v, err := strconv.Atoi(item.Labels["version"])
+		if err != nil || v >= before || item.Name != SecretName(name, v) {
+			continue
+		}
+		switch common.Status(item.Labels["status"]) {
+		case common.StatusSuperseded, common.StatusDeployed:
+			versions = append(versions, v)
+		}
+	}
+	slices.Sort(versions)
+	slices.Reverse(versions)
+	return versions, nil
+}

@@ -1,0 +1,109 @@
+package release
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"helm.sh/helm/v4/pkg/release/common"
+	helmv1 "helm.sh/helm/v4/pkg/release/v1"
+)
+
+// Release is the plain-data view of one stored Helm release the pipeline
+// needs. It is detached from Helm's types so that callers neither depend on
+// Helm's API nor hold the whole decoded chart in memory.
+type Release struct {
+	Name        string // release name
+	Namespace   string // release (target) namespace
+	Version     int
+	Status      string // helm common.Status, e.g. "deployed", "failed", "pending-upgrade"
+	ApplyMethod string // helm v4 apply_method: "csa", "ssa" or "" (releases written by Helm 3)
+	Manifest    string
+	Digest      string // helm-controller snapshot digest ("sha256:<hex>"), computed exactly as helm-controller v1.6.4 does
+
+	ChartName, ChartVersion string
+
+	// obs is what Digest was computed from. It is kept so that VerifySnapshot
+	// can recompute the digest with the snapshot's OCI digest, which
+	// helm-controller mixes in from the HelmRelease and the release lacks.
+	obs *observation
+}
+
+// Ref returns "<namespace>/<name>.v<version>". It names one release version
+// unambiguously in annotations, events and messages.
+func (r *Release) Ref() string {
+	return r.Namespace + "/" + r.Name + ".v" + strconv.Itoa(r.Version)
+}
+
+// IsPending reports whether Helm is still writing the release
+// (pending-install, pending-upgrade or pending-rollback). Its manifest may not
+// be what ends up applied, so the pipeline must not act on it.
+func (r *Release) IsPending() bool {
+	switch common.Status(r.Status) {
+	case common.StatusPendingInstall, common.StatusPendingUpgrade, common.StatusPendingRollback:
+		return true
+	}
+	return false
+}
+
+// SecretName returns the name of the Secret Helm stores version of release
+// name in: "sh.helm.release.v1.<name>.v<version>".
+func SecretName(name string, version int) string {
+	return "sh.helm.release.v1." + name + ".v" + strconv.Itoa(version)
+}
+
+// fromHelm converts a release decoded by Helm's driver for the Secret of
+// name and version. It fails with ErrReleaseCorrupt when the data cannot be
+// the release the Secret is named after, and with ErrManifestTooLarge when
+// the manifest exceeds maxManifestBytes (no limit when <= 0).
+func fromHelm(rls *helmv1.Release, name string, version, maxManifestBytes int) (*Release, error) {
+	if err := checkDecoded(rls, name, version); err != nil {
+		return nil, fmt.Errorf("failed to accept release %s: %w: %w", SecretName(name, version), ErrReleaseCorrupt, err)
+	}
+	if maxManifestBytes > 0 && len(rls.Manifest) > maxManifestBytes {
+		return nil, fmt.Errorf("failed to accept release %s: %w: %d bytes, limit %d",
+			SecretName(name, version), ErrManifestTooLarge, len(rls.Manifest), maxManifestBytes)
+	}
+	obs := observe(rls)
+	digest, err := obs.digestV164("")
+	if err != nil {
+		return nil, fmt.Errorf("failed to compute digest of release %s: %w: %w", SecretName(name, version), ErrReleaseCorrupt, err)
+	}
+	out := &Release{
+		Name:        rls.Name,
+		Namespace:   rls.Namespace,
+		Version:     rls.Version,
+		Status:      rls.Info.Status.String(),
+		ApplyMethod: rls.ApplyMethod,
+		Manifest:    rls.Manifest,
+		Digest:      digest,
+		obs:         &obs,
+	}
+	if rls.Chart != nil && rls.Chart.Metadata != nil {
+		out.ChartName = rls.Chart.Metadata.Name
+		out.ChartVersion = rls.Chart.Metadata.Version
+	}
+	return out, nil
+}
+
+// checkDecoded rejects data that decoded as JSON but cannot be a release
+// Helm wrote under this key: Helm always writes info, never a null hook, and
+// derives the Secret name from the release's own name and version.
+func checkDecoded(rls *helmv1.Release, name string, version int) error {
+	switch {
+	case rls == nil:
+		return errors.New("no release")
+	case rls.Info == nil:
+		return errors.New("release has no info")
+	case rls.Name != name:
+		return fmt.Errorf("release name %q does not match its Secret", rls.Name)
+	case rls.Version != version:
+		return fmt.Errorf("release version %d does not match its Secret", rls.Version)
+	}
+	for _, h := range rls.Hooks {
+		if h == nil {
+			return errors.New("release has a null hook")
+		}
+	}
+	return nil
+}
