@@ -47,6 +47,11 @@ type scenario struct {
 	hrMutate func(*helmv2.HelmRelease)
 	// liveMutate edits each live object before it is created.
 	liveMutate func(*unstructured.Unstructured)
+	// target is the cluster the release deploys to; nil is env itself.
+	target *testenv.Env
+	// realTargets resolves the target as production does (spec.kubeConfig,
+	// impersonation) instead of the counting, crash-injecting client.
+	realTargets bool
 }
 
 // world is one scenario set up in its own namespace, with a reconciler whose
@@ -58,6 +63,8 @@ type world struct {
 	ns  string
 	hr  *helmv2.HelmRelease
 	rel testenv.Release
+	// tgt is the target cluster (env unless the scenario names another).
+	tgt *testenv.Env
 
 	writes    atomic.Int32
 	failAfter atomic.Int32 // crash on the write after this many; -1 never
@@ -78,6 +85,11 @@ func newWorld(t *testing.T, sc scenario) *world {
 	w := &world{t: t, g: NewWithT(t), ctx: context.Background()}
 	w.failAfter.Store(-1)
 	w.ns = namespaceFor(t.Name())
+	w.tgt = env
+	if sc.target != nil {
+		w.tgt = sc.target
+		w.g.Expect(w.tgt.Client.Create(w.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}})).To(Succeed())
+	}
 	w.g.Expect(env.Client.Create(w.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}})).To(Succeed())
 
 	if sc.status == "" {
@@ -87,6 +99,9 @@ func newWorld(t *testing.T, sc scenario) *world {
 	w.createLive(render(sc.live), sc.liveMutate)
 	w.createHelmRelease(sc)
 	w.r = w.reconciler()
+	if sc.realTargets {
+		w.r.Targets = &apply.Targets{Local: env.Config, Reader: env.Client, Scheme: testenv.Scheme()}
+	}
 	return w
 }
 
@@ -104,7 +119,7 @@ func (w *world) createHelmRelease(sc scenario) {
 		sc.hrMutate(hr)
 	}
 	w.g.Expect(env.Client.Create(w.ctx, hr)).To(Succeed())
-	w.g.Expect(testenv.StoreRelease(w.ctx, env, w.rel)).To(Succeed())
+	w.g.Expect(testenv.StoreRelease(w.ctx, w.tgt, w.rel)).To(Succeed())
 	w.g.Expect(testenv.SetHistory(w.ctx, env.Client, hr, w.rel)).To(Succeed())
 	w.hr = hr
 }
@@ -136,7 +151,7 @@ func (w *world) createLive(manifest string, mutate func(*unstructured.Unstructur
 		if mutate != nil {
 			mutate(o)
 		}
-		w.g.Expect(env.Client.Create(w.ctx, o)).To(Succeed(), "creating %s %s", o.GetKind(), o.GetName())
+		w.g.Expect(w.tgt.Client.Create(w.ctx, o)).To(Succeed(), "creating %s %s", o.GetKind(), o.GetName())
 	}
 }
 
@@ -178,7 +193,7 @@ func (w *world) reconciler() *controllers.HelmReleaseReconciler {
 		w.writes.Add(1)
 		return nil
 	}
-	c := interceptor.NewClient(env.Client, interceptor.Funcs{
+	c := interceptor.NewClient(w.tgt.Client, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
 			if err := write(); err != nil {
 				return err
@@ -208,7 +223,7 @@ func (w *world) reconciler() *controllers.HelmReleaseReconciler {
 			return c.Patch(ctx, o, p, opts...)
 		},
 	})
-	cs, err := kubernetes.NewForConfig(env.Config)
+	cs, err := kubernetes.NewForConfig(w.tgt.Config)
 	w.g.Expect(err).NotTo(HaveOccurred())
 	kinds, err := pair.ParseKinds(pair.DefaultTemplateKinds)
 	w.g.Expect(err).NotTo(HaveOccurred())
@@ -236,14 +251,14 @@ func (w *world) get(apiVersion, kind, name string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion(apiVersion)
 	u.SetKind(kind)
-	w.g.Expect(env.Client.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: name}, u)).To(Succeed(), "get %s %s", kind, name)
+	w.g.Expect(w.tgt.Client.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: name}, u)).To(Succeed(), "get %s %s", kind, name)
 	return u
 }
 
 func (w *world) list(apiVersion, kind string) []unstructured.Unstructured {
 	l := &unstructured.UnstructuredList{}
 	l.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind+"List"))
-	w.g.Expect(env.Client.List(w.ctx, l, client.InNamespace(w.ns))).To(Succeed())
+	w.g.Expect(w.tgt.Client.List(w.ctx, l, client.InNamespace(w.ns))).To(Succeed())
 	return l.Items
 }
 

@@ -12,6 +12,10 @@ import (
 // Release is the plain-data view of one stored Helm release the pipeline
 // needs. It is detached from Helm's types so that callers neither depend on
 // Helm's API nor hold the whole decoded chart in memory.
+//
+// Digest is the digest helm-controller records for a chart from a non-OCI
+// source; for OCI sources helm-controller mixes the artifact digest in, which
+// VerifySnapshot takes from the snapshot.
 type Release struct {
 	Name        string // release name
 	Namespace   string // release (target) namespace

@@ -37,6 +37,9 @@ var _ corev1client.SecretInterface = (*boundSecrets)(nil)
 func (s *boundSecrets) Get(_ context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
 	s.gets++
 	s.got, s.getErr = s.SecretInterface.Get(s.ctx, name, opts)
+	if s.got == nil && s.getErr == nil {
+		s.getErr = errors.New("API returned no Secret") // the driver would dereference nil
+	}
 	return s.got, s.getErr
 }
 

@@ -1,0 +1,125 @@
+package controllers_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
+)
+
+// TestImpersonation: every read and write on the target goes through the
+// HelmRelease's spec.serviceAccountName, as helm-controller's do. Without
+// RBAC nothing happens and the refusal names the service account; with it
+// the templates are corrected.
+func TestImpersonation(t *testing.T) {
+	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa", realTargets: true,
+		hrMutate: func(hr *helmv2.HelmRelease) { hr.Spec.ServiceAccountName = "tdc-limited" }})
+	g := w.g
+	g.Expect(env.Client.Create(w.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "tdc-limited", Namespace: w.ns}})).To(Succeed())
+	before := w.versions()
+	w.reconcile()
+	cond := w.condition()
+	g.Expect(cond.Reason).To(Equal(api.ReleaseUnavailableReason))
+	g.Expect(cond.Message).To(ContainSubstring("system:serviceaccount:" + w.ns + ":tdc-limited"))
+	g.Expect(cond.Message).To(ContainSubstring("forbidden"))
+	delete(before, "HelmRelease/cluster")
+	after := w.versions()
+	delete(after, "HelmRelease/cluster")
+	g.Expect(after).To(Equal(before))
+
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "tdc", Namespace: w.ns}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io"},
+			Resources: []string{"*"}, Verbs: []string{"get", "list", "patch", "create", "delete"}},
+	}}
+	g.Expect(env.Client.Create(w.ctx, role)).To(Succeed())
+	g.Expect(env.Client.Create(w.ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "tdc", Namespace: w.ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "tdc"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "tdc-limited", Namespace: w.ns}}})).To(Succeed())
+	g.Eventually(func() string {
+		w.reconcile()
+		return reasonOf(w.condition())
+	}, 10*time.Second, 500*time.Millisecond).Should(Equal(api.DriftCorrectedReason))
+	g.Expect(str(w.get(m3, "Metal3MachineTemplate", "mgmt-md0"), "spec", "template", "spec", "image", "url")).To(Equal(mgmt.ImageURL))
+}
+
+// TestRemoteTarget: a HelmRelease with spec.kubeConfig.secretRef deploys to
+// another cluster; the release is read there and the templates healed
+// there, while the condition lands on the HelmRelease here.
+func TestRemoteTarget(t *testing.T) {
+	remote, err := testenv.Start("remote")
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = remote.Stop() })
+	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa", realTargets: true, target: remote,
+		hrMutate: func(hr *helmv2.HelmRelease) {
+			hr.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "remote-kubeconfig"}}
+		}})
+	g := w.g
+	w.reconcile()
+	g.Expect(w.condition().Message).To(ContainSubstring("remote-kubeconfig"), "a missing kubeconfig Secret is reported")
+
+	kc, err := os.ReadFile(remote.KubeConfigPath)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Client.Create(w.ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "remote-kubeconfig", Namespace: w.ns},
+		Data: map[string][]byte{"value": kc}})).To(Succeed())
+	w.reconcile()
+	g.Expect(reasonOf(w.condition())).To(Equal(api.DriftCorrectedReason), w.condition().Message)
+	g.Expect(str(w.get(m3, "Metal3MachineTemplate", "mgmt-md0"), "spec", "template", "spec", "image", "url")).To(Equal(mgmt.ImageURL))
+	local := &unstructured.UnstructuredList{}
+	local.SetAPIVersion(m3)
+	local.SetKind("Metal3MachineTemplateList")
+	g.Expect(env.Client.List(w.ctx, local, client.InNamespace(w.ns))).To(Succeed())
+	g.Expect(local.Items).To(BeEmpty(), "nothing was written to the local cluster")
+}
+
+// TestPreviousReleaseRemoval: a field the previous deployed release set,
+// which this release dropped, is drift while it is still live.
+func TestPreviousReleaseRemoval(t *testing.T) {
+	withSelector := func(m string) string {
+		return strings.Replace(m, "      dataTemplate: {name: mgmt-md0-metadata}", "      dataTemplate: {name: mgmt-md0-metadata}\n      hostSelector: {matchLabels: {pool: old}}", 1)
+	}
+	w := newWorld(t, scenario{annotations: enabled, live: mgmt, release: mgmt, applyMethod: "csa", liveMutate: func(o *unstructured.Unstructured) {
+		if o.GetKind() == "Metal3MachineTemplate" && o.GetName() == "mgmt-md0" {
+			_ = unstructured.SetNestedStringMap(o.Object, map[string]string{"pool": "old"}, "spec", "template", "spec", "hostSelector", "matchLabels")
+		}
+	}})
+	g := w.g
+	prev := w.rel
+	prev.Manifest, prev.Status = withSelector(prev.Manifest), "superseded"
+	g.Expect(testenv.StoreRelease(w.ctx, env, prev)).To(Succeed())
+	w.storeAndRecord(2, "deployed", render(mgmt))
+
+	g.Expect(w.reconcile()).To(Equal(1))
+	_, found, _ := unstructured.NestedMap(w.get(m3, "Metal3MachineTemplate", "mgmt-md0").Object, "spec", "template", "spec", "hostSelector")
+	g.Expect(found).To(BeFalse())
+	g.Expect(w.condition().Message).To(ContainSubstring("/spec/template/spec/hostSelector"))
+}
+
+// TestResync: a healthy pass asks to be run again after about the resync
+// interval; a pass that must wait asks sooner.
+func TestResync(t *testing.T) {
+	w := newWorld(t, scenario{annotations: enabled, live: mgmt, release: mgmt})
+	res, err := w.r.Reconcile(w.ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(w.hr)})
+	w.g.Expect(err).NotTo(HaveOccurred())
+	w.g.Expect(res.RequeueAfter).To(BeNumerically(">=", 9*time.Minute))
+	w.g.Expect(res.RequeueAfter).To(BeNumerically("<=", 11*time.Minute))
+	w.g.Expect(reasonOf(w.condition())).To(Equal(api.NoDriftDetectedReason))
+
+	w.storeAndRecord(2, "pending-upgrade", render(mgmt))
+	res, err = w.r.Reconcile(w.ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(w.hr)})
+	w.g.Expect(err).NotTo(HaveOccurred())
+	w.g.Expect(res.RequeueAfter).To(BeNumerically("<", time.Minute))
+}
