@@ -96,7 +96,7 @@ func newWorld(t *testing.T, sc scenario) *world {
 		sc.status = "deployed"
 	}
 	w.rel = testenv.Release{Name: "cluster", Namespace: w.ns, Version: 1, Status: sc.status, ApplyMethod: sc.applyMethod, Manifest: render(sc.release)}
-	w.createLive(render(sc.live), sc.liveMutate)
+	w.g.Expect(testenv.CreateLive(w.ctx, w.tgt.Client, w.ns, "cluster", render(sc.live), sc.liveMutate)).To(Succeed())
 	w.createHelmRelease(sc)
 	w.r = w.reconciler()
 	if sc.realTargets {
@@ -122,37 +122,6 @@ func (w *world) createHelmRelease(sc scenario) {
 	w.g.Expect(testenv.StoreRelease(w.ctx, w.tgt, w.rel)).To(Succeed())
 	w.g.Expect(testenv.SetHistory(w.ctx, env.Client, hr, w.rel)).To(Succeed())
 	w.hr = hr
-}
-
-// createLive creates the live objects as Helm and Cluster API leave them:
-// Helm's ownership metadata on all, a Cluster ownerReference on templates.
-func (w *world) createLive(manifest string, mutate func(*unstructured.Unstructured)) {
-	objs, err := pair.Split(manifest, w.ns, 0)
-	w.g.Expect(err).NotTo(HaveOccurred())
-	var cluster *unstructured.Unstructured
-	for _, o := range objs {
-		if o.GetKind() == "Cluster" {
-			cluster = o
-		}
-	}
-	ordered := append([]*unstructured.Unstructured{cluster}, objs...)
-	done := map[string]bool{}
-	for _, o := range ordered {
-		if o == nil || done[o.GetKind()+o.GetName()] {
-			continue
-		}
-		done[o.GetKind()+o.GetName()] = true
-		o.SetAnnotations(merge(o.GetAnnotations(), map[string]string{
-			api.HelmReleaseNameAnnotation: "cluster", api.HelmReleaseNamespaceAnnotation: w.ns}))
-		o.SetLabels(merge(o.GetLabels(), map[string]string{api.HelmManagedByLabel: "Helm"}))
-		if strings.HasSuffix(o.GetKind(), "Template") && cluster != nil {
-			o.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: cluster.GetAPIVersion(), Kind: "Cluster", Name: cluster.GetName(), UID: cluster.GetUID()}})
-		}
-		if mutate != nil {
-			mutate(o)
-		}
-		w.g.Expect(w.tgt.Client.Create(w.ctx, o)).To(Succeed(), "creating %s %s", o.GetKind(), o.GetName())
-	}
 }
 
 // namespaceFor turns a test name into a unique DNS-1123 label.

@@ -1,0 +1,64 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/pair"
+)
+
+// CreateLive creates the objects of manifest in namespace ns as Helm and
+// Cluster API leave them after a pivot: Helm's ownership metadata for
+// release on every object, and a Cluster ownerReference on every template
+// (the Cluster first, so its UID is known). mutate, if not nil, edits each
+// object before it is created.
+func CreateLive(ctx context.Context, c client.Client, ns, release, manifest string, mutate func(*unstructured.Unstructured)) error {
+	objs, err := pair.Split(manifest, ns, 0)
+	if err != nil {
+		return err
+	}
+	var cluster *unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "Cluster" {
+			cluster = o
+		}
+	}
+	ordered := append([]*unstructured.Unstructured{cluster}, objs...)
+	done := map[string]bool{}
+	for _, o := range ordered {
+		if o == nil || done[o.GetKind()+"/"+o.GetName()] {
+			continue
+		}
+		done[o.GetKind()+"/"+o.GetName()] = true
+		o.SetAnnotations(merge(o.GetAnnotations(), map[string]string{
+			api.HelmReleaseNameAnnotation: release, api.HelmReleaseNamespaceAnnotation: ns}))
+		o.SetLabels(merge(o.GetLabels(), map[string]string{api.HelmManagedByLabel: "Helm"}))
+		if strings.HasSuffix(o.GetKind(), "Template") && cluster != nil {
+			o.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: cluster.GetAPIVersion(), Kind: "Cluster", Name: cluster.GetName(), UID: cluster.GetUID()}})
+		}
+		if mutate != nil {
+			mutate(o)
+		}
+		if err := c.Create(ctx, o); err != nil {
+			return fmt.Errorf("failed to create %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+	}
+	return nil
+}
+
+func merge(a, b map[string]string) map[string]string {
+	out := make(map[string]string, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
