@@ -28,15 +28,16 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/tdc-flux.XXXXXX")"
 # The flux source copy comes from the read-only module cache: make it removable.
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 
-# module_dir MODULE VERSION : print the module cache folder of MODULE@VERSION.
+# module_json MODULE VERSION : download MODULE@VERSION, print `go mod download -json`.
 module_json() {
   local json
   json="$(cd "$work" && go mod download -json "$1@$2")" || die "cannot download $1@$2: $json"
   printf '%s\n' "$json"
 }
+# json_field NAME : print the string field NAME of that JSON (Dir, GoMod...).
 json_field() { sed -n "s/.*\"$1\": \"\(.*\)\".*/\1/p"; }
 
-# local_replaces GOMOD : print the replace directives of GOMOD (single-line and
+# nonlocal_replaces GOMOD : print the replace directives of GOMOD (single-line and
 # block form) whose target is not a local path, one "old => new" a line.
 nonlocal_replaces() {
   awk '
@@ -98,8 +99,8 @@ GO
   local out="$dir/out"
   mkdir -p "$out"
   (cd "$dir" && CGO_ENABLED=0 timed "go build $tool $version" \
-    go build -trimpath -ldflags "-s -w" -o "$out/" "$module" >"$dir/build.log" 2>&1) \
-    || { cat "$dir/tidy.log" "$dir/build.log" >&2; die "building $tool $version failed (go.mod: $(cat "$dir/go.mod"))"; }
+    go build -trimpath -ldflags "-s -w" -o "$out/" "$module") \
+    || { cat "$dir/tidy.log" "$dir/go.mod" >&2; die "building $tool $version failed (tidy log and go.mod above)"; }
   [[ -x "$out/$tool" ]] || die "go build did not produce $out/$tool"
   check_help "$out/$tool"
   publish "$tool" "$version" "$out"
@@ -132,14 +133,14 @@ build_flux_cli() {
 # `flux install` / `flux bootstrap`.
 YAML
   # The module zip carries go.sum; -mod=mod lets go add a missing entry.
-  (cd "$dir/src" && GOFLAGS="${GOFLAGS:-} -mod=mod" go list -deps ./cmd/flux >"$dir/list.log" 2>&1) \
+  (cd "$dir/src" && go list -mod=mod -deps ./cmd/flux >"$dir/list.log" 2>&1) \
     || (cd "$dir/src" && go mod tidy -e >"$dir/tidy.log" 2>&1) \
     || { cat "$dir/list.log" "$dir/tidy.log" >&2; die "resolving the dependencies of flux $version failed"; }
   local out="$dir/out"
   mkdir -p "$out"
-  (cd "$dir/src" && CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=mod" timed "go build flux $version" \
-    go build -trimpath -ldflags "-s -w -X main.VERSION=${version#v}" -o "$out/flux" ./cmd/flux >"$dir/build.log" 2>&1) \
-    || { cat "$dir/build.log" >&2; die "building flux $version failed"; }
+  (cd "$dir/src" && CGO_ENABLED=0 timed "go build flux $version" go build -mod=mod -trimpath \
+    -ldflags "-s -w -X main.VERSION=${version#v}" -o "$out/flux" ./cmd/flux) \
+    || die "building flux $version failed"
   local got
   got="$(timeout 30 "$out/flux" version --client 2>&1)" || die "flux version --client failed: $got"
   grep -q "${version#v}" <<<"$got" || die "flux version --client does not report ${version#v}: $got"

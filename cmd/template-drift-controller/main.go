@@ -1,5 +1,7 @@
 // Command template-drift-controller heals drifted Cluster API templates of
-// opted-in Flux HelmReleases. main only wires flags, manager and reconciler.
+// opted-in Flux HelmReleases. main only wires flags, manager and reconciler;
+// `template-drift-controller diff HELMRELEASE` runs the same pipeline
+// read-only for operators and CI.
 package main
 
 import (
@@ -74,6 +76,9 @@ func parseFlags(args []string) (*flags, error) {
 }
 
 func main() {
+	if code, ok := subcommand(os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	f, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

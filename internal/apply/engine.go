@@ -33,7 +33,8 @@ type Engine struct {
 type Request struct {
 	HelmRelease *helmv2.HelmRelease
 	Target      *Target
-	// ReadOnly forbids writes, whatever the mode (the diff command).
+	// ReadOnly forbids writes, whatever the mode, and looks at releases
+	// that did not opt in or are suspended (the diff command).
 	ReadOnly bool
 }
 
@@ -70,8 +71,16 @@ func (e *Engine) Run(ctx context.Context, req Request) (*Result, error) {
 	hr := req.HelmRelease
 	res := &Result{}
 	opts, cfgErr := plan.ParseOptions(hr.GetAnnotations())
+	suspended := hr.Spec.Suspend
+	if req.ReadOnly {
+		// An operator's diff looks whatever the opt-in and suspend say.
+		if opts.Mode == plan.ModeDisabled {
+			opts.Mode = plan.ModeWarn
+		}
+		suspended = false
+	}
 	res.Options = opts
-	facts := plan.Facts{Options: opts, ConfigErr: cfgErr, Suspended: hr.Spec.Suspend}
+	facts := plan.Facts{Options: opts, ConfigErr: cfgErr, Suspended: suspended}
 	if v, stop := plan.Evaluate(facts, plan.ObjectGates); stop {
 		res.Verdict = &v
 		return res, nil

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -25,10 +26,10 @@ func TestEvaluateGateOrder(t *testing.T) {
 		PausedClusters: []string{"fleet/b", "fleet/a"},
 	}
 	cases := []struct {
-		name   string                 // which gate must answer
-		facts  func(f *plan.Facts)    // lifts the trips of every earlier gate from all
-		want   plan.Verdict           // the full verdict expected
-		noStop bool                   // no gate stops
+		name   string              // which gate must answer
+		facts  func(f *plan.Facts) // lifts the trips of every earlier gate from all
+		want   plan.Verdict        // the full verdict expected
+		noStop bool                // no gate stops
 	}{{
 		name:  "config first, even with everything else tripped",
 		facts: func(f *plan.Facts) {},
@@ -142,7 +143,7 @@ func TestGatePaused(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			before := append([]string(nil), tc.paused...)
+			before := slices.Clone(tc.paused)
 			v, stop := plan.GatePaused(plan.Facts{PausedClusters: tc.paused})
 			g.Expect(stop).To(Equal(tc.wantStop))
 			if tc.wantStop {

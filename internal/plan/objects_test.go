@@ -171,7 +171,7 @@ func TestBuildRecreate(t *testing.T) {
 	}, {
 		name: "original gone: manifest metadata plus Helm ownership",
 		wantLabels: map[string]string{
-			"from-manifest":         "yes",
+			"from-manifest":        "yes",
 			api.HelmManagedByLabel: "Helm",
 		},
 		wantAnnotations: map[string]string{

@@ -239,9 +239,9 @@ func TestEffectiveDesired(t *testing.T) {
 		name:    "several renames, one applies",
 		desired: m3mtDesired,
 		renames: map[pair.ID]string{
-			id(pair.Metal3DataTemplateKind, "fleet", "other-data"):    "other-data-1111111111",
+			id(pair.Metal3DataTemplateKind, "fleet", "other-data"): "other-data-1111111111",
 			dataID: "workers-data-0a1b2c3d4e",
-			id(pair.Metal3MachineTemplateKind, "fleet", "workers"):     "workers-2222222222",
+			id(pair.Metal3MachineTemplateKind, "fleet", "workers"):      "workers-2222222222",
 			id(pair.Metal3MachineTemplateKind, "fleet", "workers-data"): "wrong-kind-3333333333",
 		},
 		wantDataTemplate: "workers-data-0a1b2c3d4e",

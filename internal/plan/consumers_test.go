@@ -1,0 +1,258 @@
+package plan_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/diff"
+	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
+)
+
+const (
+	mdV1beta2 = `
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineDeployment
+metadata: {name: md-0, namespace: fleet}
+spec:
+  template:
+    spec:
+      bootstrap:
+        configRef: {apiGroup: bootstrap.cluster.x-k8s.io, kind: KubeadmConfigTemplate, name: workers}
+      infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: Metal3MachineTemplate, name: workers}
+`
+	mdV1beta1 = `
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {name: md-0, namespace: fleet}
+spec:
+  template:
+    spec:
+      bootstrap:
+        configRef: {apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: KubeadmConfigTemplate, name: workers}
+      infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: Metal3MachineTemplate, name: workers}
+`
+	kcpV1beta1 = `
+apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+kind: KubeadmControlPlane
+metadata: {name: cp, namespace: fleet}
+spec:
+  machineTemplate:
+    infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: Metal3MachineTemplate, name: workers}
+`
+	kcpV1beta2 = `
+apiVersion: controlplane.cluster.x-k8s.io/v1beta2
+kind: KubeadmControlPlane
+metadata: {name: cp, namespace: fleet}
+spec:
+  machineTemplate:
+    spec:
+      infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: Metal3MachineTemplate, name: workers}
+`
+	rke2V1beta1 = `
+apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+kind: RKE2ControlPlane
+metadata: {name: rke2, namespace: fleet}
+spec:
+  infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: Metal3MachineTemplate, name: workers}
+  machineTemplate:
+    infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: Metal3MachineTemplate, name: workers}
+`
+	m3mtConsumer = `
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: Metal3MachineTemplate
+metadata: {name: workers, namespace: fleet}
+spec:
+  template:
+    spec:
+      dataTemplate: {name: workers-data}
+`
+	mdCrossNamespace = `
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {name: md-0, namespace: fleet}
+spec:
+  template:
+    spec:
+      infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: Metal3MachineTemplate, name: workers, namespace: tenant-b}
+`
+	mdSameNamespaceExplicit = `
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {name: md-0, namespace: fleet}
+spec:
+  template:
+    spec:
+      infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: Metal3MachineTemplate, name: workers, namespace: fleet}
+`
+)
+
+func TestDecideConsumer(t *testing.T) {
+	const to = "workers-5f1c2a9b0d"
+	m3mt := id(pair.Metal3MachineTemplateKind, "fleet", "workers")
+	rot := plan.Rotation{From: m3mt, To: to}
+	marked := plan.Rotation{From: m3mt, To: to, Marked: true}
+	change := func(path string) diff.Change {
+		return diff.Change{Path: path, Op: diff.OpReplace, Before: "workers", After: to}
+	}
+	mdPath := "/spec/template/spec/infrastructureRef/name"
+
+	cases := []struct {
+		name         string          // what the case proves
+		live         string          // live consumer as YAML
+		rotations    []plan.Rotation // rotations in effect
+		wantID       pair.ID         // ID of the plan
+		wantChanges  []diff.Change   // reference rewrites, in table order
+		wantReverted bool            // a reference had been set back
+		wantRolls    bool            // the repoint rolls machines
+		wantErr      error           // error the result must wrap
+	}{{
+		name:        "MachineDeployment v1beta2 {apiGroup,kind,name}; the bootstrap ref of the same name is another kind",
+		live:        mdV1beta2,
+		rotations:   []plan.Rotation{rot},
+		wantID:      id(pair.MachineDeploymentKind, "fleet", "md-0"),
+		wantChanges: []diff.Change{change(mdPath)},
+		wantRolls:   true,
+	}, {
+		name:        "MachineDeployment v1beta1 {apiVersion,kind,name}",
+		live:        mdV1beta1,
+		rotations:   []plan.Rotation{rot},
+		wantID:      id(pair.MachineDeploymentKind, "fleet", "md-0"),
+		wantChanges: []diff.Change{change(mdPath)},
+		wantRolls:   true,
+	}, {
+		name:        "MachineDeployment with an explicit same-namespace reference",
+		live:        mdSameNamespaceExplicit,
+		rotations:   []plan.Rotation{rot},
+		wantID:      id(pair.MachineDeploymentKind, "fleet", "md-0"),
+		wantChanges: []diff.Change{change(mdPath)},
+		wantRolls:   true,
+	}, {
+		name:        "KubeadmControlPlane v1beta1 .spec.machineTemplate.infrastructureRef",
+		live:        kcpV1beta1,
+		rotations:   []plan.Rotation{rot},
+		wantID:      id(pair.KubeadmControlPlaneKind, "fleet", "cp"),
+		wantChanges: []diff.Change{change("/spec/machineTemplate/infrastructureRef/name")},
+		wantRolls:   true,
+	}, {
+		name:        "KubeadmControlPlane v1beta2 .spec.machineTemplate.spec.infrastructureRef",
+		live:        kcpV1beta2,
+		rotations:   []plan.Rotation{rot},
+		wantID:      id(pair.KubeadmControlPlaneKind, "fleet", "cp"),
+		wantChanges: []diff.Change{change("/spec/machineTemplate/spec/infrastructureRef/name")},
+		wantRolls:   true,
+	}, {
+		name:      "RKE2ControlPlane v1beta1 with both fields: two changes",
+		live:      rke2V1beta1,
+		rotations: []plan.Rotation{rot},
+		wantID:    id(pair.RKE2ControlPlaneKind, "fleet", "rke2"),
+		wantChanges: []diff.Change{
+			change("/spec/infrastructureRef/name"),
+			change("/spec/machineTemplate/infrastructureRef/name"),
+		},
+		wantRolls: true,
+	}, {
+		name:         "marked rotation that applies: reverted",
+		live:         mdV1beta2,
+		rotations:    []plan.Rotation{marked},
+		wantID:       id(pair.MachineDeploymentKind, "fleet", "md-0"),
+		wantChanges:  []diff.Change{change(mdPath)},
+		wantReverted: true,
+		wantRolls:    true,
+	}, {
+		name: "marked rotation that does not apply: not reverted",
+		live: mdV1beta2,
+		rotations: []plan.Rotation{
+			{From: id(pair.Metal3DataTemplateKind, "fleet", "workers-data"), To: "workers-data-1", Marked: true},
+			rot,
+		},
+		wantID:      id(pair.MachineDeploymentKind, "fleet", "md-0"),
+		wantChanges: []diff.Change{change(mdPath)},
+		wantRolls:   true,
+	}, {
+		name:      "already repointed: no change, not reverted, no roll",
+		live:      mdV1beta2,
+		rotations: []plan.Rotation{{From: m3mt, To: "workers", Marked: true}},
+		wantID:    id(pair.MachineDeploymentKind, "fleet", "md-0"),
+	}, {
+		name:      "rotation of a template in another namespace: no change",
+		live:      mdV1beta2,
+		rotations: []plan.Rotation{{From: id(pair.Metal3MachineTemplateKind, "other", "workers"), To: to, Marked: true}},
+		wantID:    id(pair.MachineDeploymentKind, "fleet", "md-0"),
+	}, {
+		name:   "no rotations: no change",
+		live:   kcpV1beta2,
+		wantID: id(pair.KubeadmControlPlaneKind, "fleet", "cp"),
+	}, {
+		name:      "Metal3MachineTemplate repointed to a rotated data template: change, no roll",
+		live:      m3mtConsumer,
+		rotations: []plan.Rotation{{From: id(pair.Metal3DataTemplateKind, "fleet", "workers-data"), To: "workers-data-1"}},
+		wantID:    id(pair.Metal3MachineTemplateKind, "fleet", "workers"),
+		wantChanges: []diff.Change{{Path: "/spec/template/spec/dataTemplate/name", Op: diff.OpReplace,
+			Before: "workers-data", After: "workers-data-1"}},
+	}, {
+		name:      "reference into another namespace: error",
+		live:      mdCrossNamespace,
+		rotations: []plan.Rotation{rot},
+		wantID:    id(pair.MachineDeploymentKind, "fleet", "md-0"),
+		wantErr:   pair.ErrCrossNamespaceRef,
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			live := fromYAML(t, tc.live)
+			before := live.DeepCopy()
+			got, err := plan.DecideConsumer(live, tc.rotations)
+			g.Expect(live).To(Equal(before), "the live consumer must not be mutated")
+			g.Expect(got.ID).To(Equal(tc.wantID))
+			if tc.wantErr != nil {
+				g.Expect(err).To(MatchError(tc.wantErr))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			if tc.wantChanges == nil {
+				g.Expect(got.Changes).To(BeEmpty())
+			} else {
+				g.Expect(got.Changes).To(Equal(tc.wantChanges))
+			}
+			g.Expect(got.Reverted).To(Equal(tc.wantReverted))
+			g.Expect(got.Rolls).To(Equal(tc.wantRolls))
+		})
+	}
+}
+
+func TestIsMarked(t *testing.T) {
+	const to = "workers-5f1c2a9b0d"
+	cases := []struct {
+		name string // what the case proves
+		live string // live template as YAML; "" for nil
+		want bool   // IsMarked(live, to)
+	}{{
+		name: "nil live object",
+	}, {
+		name: "no annotations",
+		live: `{apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: fleet}}`,
+	}, {
+		name: "marked for another replacement",
+		live: `{apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: fleet, annotations: {` + api.SupersededByAnnotation + `: workers-0000000000}}}`,
+	}, {
+		name: "other annotation with the same value",
+		live: `{apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: fleet, annotations: {` + api.ReplacesAnnotation + `: ` + to + `}}}`,
+	}, {
+		name: "marked for this replacement",
+		live: `{apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: fleet, annotations: {` + api.SupersededByAnnotation + `: ` + to + `}}}`,
+		want: true,
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			if tc.live == "" {
+				g.Expect(plan.IsMarked(nil, to)).To(Equal(tc.want))
+				return
+			}
+			g.Expect(plan.IsMarked(fromYAML(t, tc.live), to)).To(Equal(tc.want))
+		})
+	}
+}

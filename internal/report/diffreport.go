@@ -1,0 +1,206 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
+)
+
+// Exit codes of the diff command, as `diff(1)` uses them.
+const (
+	ExitInSync = 0
+	ExitDrift  = 1
+	ExitError  = 2
+)
+
+// DiffReport is the read-only view of one pass that the diff command and
+// the demo print: each template, its drift, and what auto would do.
+type DiffReport struct {
+	HelmRelease string `json:"helmRelease"`
+	Release     string `json:"release,omitempty"`
+	InSync      bool   `json:"inSync"`
+	// Reason and Message explain a pass that could not look at templates
+	// (release unavailable, invalid configuration, paused Cluster).
+	Reason    string         `json:"reason,omitempty"`
+	Message   string         `json:"message,omitempty"`
+	Templates []DiffTemplate `json:"templates"`
+	Consumers []DiffConsumer `json:"consumers,omitempty"`
+}
+
+// DiffTemplate is one template of the release.
+type DiffTemplate struct {
+	Kind          string       `json:"kind"`
+	Name          string       `json:"name"`
+	State         string       `json:"state"`
+	Strategy      string       `json:"strategy,omitempty"`
+	Replacement   string       `json:"replacement,omitempty"`
+	RollsMachines bool         `json:"rollsMachines"`
+	Skipped       string       `json:"skipped,omitempty"`
+	Failed        string       `json:"failed,omitempty"`
+	Changes       []DiffChange `json:"changes,omitempty"`
+}
+
+// DiffConsumer is a consumer whose references a correction rewrites.
+type DiffConsumer struct {
+	Kind    string       `json:"kind"`
+	Name    string       `json:"name"`
+	Changes []DiffChange `json:"changes"`
+}
+
+// DiffChange is one drifted field.
+type DiffChange struct {
+	Path   string `json:"path"`
+	Op     string `json:"op"`
+	Before any    `json:"before,omitempty"`
+	After  any    `json:"after,omitempty"`
+}
+
+// NewDiffReport builds the report of res for the HelmRelease named hr.
+func NewDiffReport(hr string, res *apply.Result) DiffReport {
+	d := DiffReport{HelmRelease: hr, InSync: true, Templates: []DiffTemplate{}}
+	if res.Release != nil {
+		d.Release = res.Release.Ref()
+	}
+	if v := res.Verdict; v != nil {
+		d.InSync, d.Reason, d.Message = false, v.Reason, v.Message
+		return d
+	}
+	for _, t := range res.Templates {
+		dt := DiffTemplate{Kind: t.ID.Kind, Name: t.ID.Name, State: string(t.State), Strategy: string(t.Strategy),
+			Replacement: t.RenameTo, RollsMachines: t.Rolls, Skipped: t.Skip, Failed: t.Failed}
+		for _, c := range t.Changes {
+			dt.Changes = append(dt.Changes, DiffChange{Path: c.Path, Op: string(c.Op), Before: c.Before, After: c.After})
+		}
+		if t.State == plan.StateDrifted || t.State == plan.StateMissing || t.State == plan.StateDeleting {
+			d.InSync = false
+		}
+		d.Templates = append(d.Templates, dt)
+	}
+	for _, c := range res.Consumers {
+		if len(c.Changes) == 0 {
+			continue
+		}
+		dc := DiffConsumer{Kind: c.ID.Kind, Name: c.ID.Name}
+		for _, ch := range c.Changes {
+			dc.Changes = append(dc.Changes, DiffChange{Path: ch.Path, Op: string(ch.Op), Before: ch.Before, After: ch.After})
+		}
+		d.Consumers = append(d.Consumers, dc)
+	}
+	return d
+}
+
+// ExitCode is 0 in sync, 1 when drift is found, 2 when the pass could not
+// look at the templates.
+func (d DiffReport) ExitCode() int {
+	switch {
+	case d.Reason != "":
+		return ExitError
+	case !d.InSync:
+		return ExitDrift
+	}
+	return ExitInSync
+}
+
+// WriteJSON writes the report as indented JSON.
+func (d DiffReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(d)
+}
+
+// WriteText writes the report for a person: one block per template that is
+// not in sync, then the consumers a correction would repoint.
+func (d DiffReport) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "HelmRelease %s", d.HelmRelease)
+	if d.Release != "" {
+		fmt.Fprintf(&b, " (release %s)", d.Release)
+	}
+	b.WriteString("\n")
+	if d.Reason != "" {
+		fmt.Fprintf(&b, "cannot diff: %s: %s\n", d.Reason, d.Message)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	drifted := 0
+	for _, t := range d.Templates {
+		switch {
+		case t.Skipped != "":
+			fmt.Fprintf(&b, "  %s/%s: skipped (%s)\n", t.Kind, t.Name, t.Skipped)
+		case t.State == string(plan.StateInSync):
+			fmt.Fprintf(&b, "  %s/%s: in sync\n", t.Kind, t.Name)
+		default:
+			drifted++
+			fmt.Fprintf(&b, "  %s/%s: %s\n", t.Kind, t.Name, action(t))
+			for _, c := range t.Changes {
+				fmt.Fprintf(&b, "      %s: %s → %s\n", c.Path, value(c.Before, 200), value(c.After, 200))
+			}
+		}
+	}
+	for _, c := range d.Consumers {
+		for _, ch := range c.Changes {
+			fmt.Fprintf(&b, "  %s/%s: would repoint %s: %s → %s\n", c.Kind, c.Name, ch.Path, value(ch.Before, 200), value(ch.After, 200))
+		}
+	}
+	fmt.Fprintf(&b, "%d of %d templates drifted\n", drifted, len(d.Templates))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteTable writes one row per drifted field: template, field, before,
+// after, strategy and whether machines roll. The demo prints it.
+func (d DiffReport) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TEMPLATE\tFIELD\tBEFORE\tAFTER\tSTRATEGY\tROLLS MACHINES")
+	for _, t := range d.Templates {
+		if t.State == string(plan.StateInSync) || t.Skipped != "" {
+			continue
+		}
+		strategy := t.Strategy
+		if t.Replacement != "" {
+			strategy += " → " + t.Replacement
+		}
+		for _, c := range t.Changes {
+			fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%s\t%s\n", t.Kind, t.Name, c.Path, value(c.Before, 48), value(c.After, 48), strategy, yesNo(t.RollsMachines))
+		}
+	}
+	return tw.Flush()
+}
+
+func action(t DiffTemplate) string {
+	switch {
+	case t.Failed != "":
+		return "drifted, cannot be corrected: " + t.Failed
+	case t.State == string(plan.StateMissing):
+		return "missing, would be recreated from the manifest (rolls machines: no)"
+	case t.State == string(plan.StateDeleting):
+		return "being deleted"
+	}
+	s := "drifted, would " + t.Strategy
+	if t.Replacement != "" {
+		s += " to " + t.Replacement
+	}
+	return fmt.Sprintf("%s (rolls machines: %s)", s, yesNo(t.RollsMachines))
+}
+
+// value renders a JSON value for people, cut to max runes.
+func value(v any, max int) string {
+	if v == nil {
+		return "<absent>"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	s := string(b)
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max]) + "…"
+	}
+	return s
+}
