@@ -40,3 +40,41 @@ build: ## Build the controller binary into bin/.
 .PHONY: clean
 clean: ## Remove bin/ (the user cache in ~/.cache/template-drift-controller stays).
 	rm -rf bin
+
+.PHONY: demo
+demo: testbin ## Show the problem and its cure on a local control plane (DEMO_KEEP=1 keeps it up).
+	$(GO) run ./cmd/demo
+
+# controller-gen is pinned in hack/build-tools.sh and built into bin/ by it.
+CONTROLLER_GEN_VERSION ?= $(shell sed -n 's/^CONTROLLER_GEN_VERSION=//p' hack/build-tools.sh)
+CONTROLLER_GEN ?= bin/controller-gen/$(CONTROLLER_GEN_VERSION)/controller-gen
+
+.PHONY: tools
+tools: ## Build the code generators (controller-gen) from the Go module proxy into bin/ (cached).
+	bash hack/build-tools.sh
+
+.PHONY: manifests
+manifests: tools ## Generate config/rbac/role.yaml from the +kubebuilder:rbac markers in controllers/.
+	$(CONTROLLER_GEN) rbac:roleName=template-drift-controller paths=./controllers/... output:rbac:artifacts:config=config/rbac
+
+.PHONY: chart-test
+chart-test: testbin ## Test the Helm chart and config/: golden renders, schema, lint, RBAC and API server dry-runs.
+	$(GO) test -count=1 ./internal/chart/
+
+# verify compares checksums of every file under config/ and charts/ (tracked
+# or not) before and after `make manifests`, so it flags stale generated files
+# whether or not they are committed yet.
+.PHONY: verify
+verify: ## Fail if `make manifests` changes config/ or charts/ (stale generated files), then run the chart tests.
+	@snapshot() { find config charts -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum; }; \
+	before="$$(snapshot)"; \
+	$(MAKE) --no-print-directory manifests; \
+	after="$$(snapshot)"; \
+	if [ "$$before" != "$$after" ]; then \
+	  echo "verify: make manifests changed these files; commit the regenerated output:"; \
+	  { diff <(echo "$$before") <(echo "$$after") || true; } | sed -n 's/^[<>] [0-9a-f]*  /  /p' | sort -u; \
+	  git status --porcelain -- config charts; \
+	  exit 1; \
+	fi; \
+	echo "verify: generated files are up to date"
+	$(MAKE) --no-print-directory chart-test

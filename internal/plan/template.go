@@ -69,6 +69,10 @@ type TemplatePlan struct {
 	// CreateReplacement, MarkSuperseded: the writes a rotation still needs.
 	CreateReplacement bool
 	MarkSuperseded    bool
+	// Superseded is true when an earlier pass completed the rotation: the
+	// replacement matches the manifest and the original is marked. The
+	// original's drift is then history, not work.
+	Superseded bool
 }
 
 // DecideTemplate decides what to do about one template.
@@ -106,6 +110,7 @@ func DecideTemplate(in TemplateInput) TemplatePlan {
 	p.RenameTo = in.ReplacementName
 	p.CreateReplacement = in.Replacement == nil
 	p.MarkSuperseded = in.Live.GetAnnotations()[api.SupersededByAnnotation] != in.ReplacementName
+	p.Superseded = !p.CreateReplacement && !p.MarkSuperseded
 	return p
 }
 

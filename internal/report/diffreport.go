@@ -76,7 +76,10 @@ func NewDiffReport(hr string, res *apply.Result) DiffReport {
 		for _, c := range t.Changes {
 			dt.Changes = append(dt.Changes, DiffChange{Path: c.Path, Op: string(c.Op), Before: c.Before, After: c.After})
 		}
-		if t.State == plan.StateDrifted || t.State == plan.StateMissing || t.State == plan.StateDeleting {
+		switch {
+		case t.Superseded:
+			dt.State = "Superseded"
+		case t.State == plan.StateDrifted || t.State == plan.StateMissing || t.State == plan.StateDeleting:
 			d.InSync = false
 		}
 		d.Templates = append(d.Templates, dt)
@@ -85,6 +88,7 @@ func NewDiffReport(hr string, res *apply.Result) DiffReport {
 		if len(c.Changes) == 0 {
 			continue
 		}
+		d.InSync = false
 		dc := DiffConsumer{Kind: c.ID.Kind, Name: c.ID.Name}
 		for _, ch := range c.Changes {
 			dc.Changes = append(dc.Changes, DiffChange{Path: ch.Path, Op: string(ch.Op), Before: ch.Before, After: ch.After})
@@ -135,6 +139,8 @@ func (d DiffReport) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  %s/%s: skipped (%s)\n", t.Kind, t.Name, t.Skipped)
 		case t.State == string(plan.StateInSync):
 			fmt.Fprintf(&b, "  %s/%s: in sync\n", t.Kind, t.Name)
+		case t.State == "Superseded":
+			fmt.Fprintf(&b, "  %s/%s: in sync through its replacement %s (rotated earlier)\n", t.Kind, t.Name, t.Replacement)
 		default:
 			drifted++
 			fmt.Fprintf(&b, "  %s/%s: %s\n", t.Kind, t.Name, action(t))
@@ -159,7 +165,7 @@ func (d DiffReport) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TEMPLATE\tFIELD\tBEFORE\tAFTER\tSTRATEGY\tROLLS MACHINES")
 	for _, t := range d.Templates {
-		if t.State == string(plan.StateInSync) || t.Skipped != "" {
+		if t.State == string(plan.StateInSync) || t.State == "Superseded" || t.Skipped != "" {
 			continue
 		}
 		strategy := t.Strategy

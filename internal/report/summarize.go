@@ -136,6 +136,8 @@ func describe(res *apply.Result) (lines []string, drifted int, failed bool) {
 			if !enabled {
 				drifted++
 			}
+		case t.Superseded && !enabled:
+			line += fmt.Sprintf(": superseded by %s, rotated earlier", t.RenameTo)
 		default:
 			line += ": " + strategyText(t, enabled) + " [" + diff.Summary(t.Changes, maxValueRunes, maxPathsPerItem) + "]"
 			if !enabled {

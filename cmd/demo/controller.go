@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/prometheus/client_golang/prometheus"
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/templatedrift/template-drift-controller/controllers"
+	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/report"
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
+)
+
+// startController runs the controller in this process, wired as
+// cmd/template-drift-controller wires it, and returns a function that stops
+// it and waits for it.
+func startController(ctx context.Context, env *testenv.Env) (func(), error) {
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create manager: %w", err)
+	}
+	recorder, err := events.NewRecorder(ctrl.Log, "", apply.ControllerName, events.WithManager(mgr))
+	if err != nil {
+		return nil, err
+	}
+	kinds, err := pair.ParseKinds(pair.DefaultTemplateKinds)
+	if err != nil {
+		return nil, err
+	}
+	watchKinds, err := controllers.ResolveWatchKinds(env.Config, kinds)
+	if err != nil {
+		return nil, err
+	}
+	r := &controllers.HelmReleaseReconciler{
+		Client:  mgr.GetClient(),
+		Engine:  &apply.Engine{Kinds: kinds, Releases: release.NewReader(pair.DefaultMaxManifestBytes), MaxManifestBytes: pair.DefaultMaxManifestBytes, DeleteWait: 10 * time.Second},
+		Targets: &apply.Targets{Local: env.Config, Reader: mgr.GetAPIReader(), Scheme: testenv.Scheme()},
+		Reporter: &report.Writer{Client: mgr.GetClient(), Events: recorder,
+			Metrics: report.NewMetrics(prometheus.NewRegistry())},
+		ResyncInterval: 10 * time.Minute,
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	if err := r.SetupWithManager(ctx, mgr, controllers.SetupOptions{MaxConcurrentReconciles: 2, WatchKinds: watchKinds}); err != nil {
+		cancel()
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return func() { cancel(); <-done }, nil
+}
