@@ -71,10 +71,19 @@ verify: ## Fail if `make manifests` changes config/ or charts/ (stale generated 
 	$(MAKE) --no-print-directory manifests; \
 	after="$$(snapshot)"; \
 	if [ "$$before" != "$$after" ]; then \
-	  echo "verify: make manifests changed these files; commit the regenerated output:"; \
+	  echo "verify: generated files were stale; make manifests rewrote (review and commit them):"; \
 	  { diff <(echo "$$before") <(echo "$$after") || true; } | sed -n 's/^[<>] [0-9a-f]*  /  /p' | sort -u; \
 	  git status --porcelain -- config charts; \
 	  exit 1; \
 	fi; \
 	echo "verify: generated files are up to date"
 	$(MAKE) --no-print-directory chart-test
+
+.PHONY: e2e-bin
+e2e-bin: testbin ## Build the Flux controllers and CLI (cached) and the add-on binary for the e2e suite.
+	bash hack/build-flux.sh
+	CGO_ENABLED=0 $(GO) build -o bin/template-drift-controller ./cmd/template-drift-controller
+
+.PHONY: e2e
+e2e: e2e-bin ## Run the ginkgo e2e suite: real Flux controllers, clusterctl move, the flux CLI.
+	$(GO) test -tags e2e -count=1 -timeout 60m ./e2e/ -v -ginkgo.v $(E2E_ARGS)

@@ -35,3 +35,12 @@ fetch cluster-api sigs.k8s.io/cluster-api "$CAPI_VERSION" \
   controlplane/kubeadm/config/crd/bases/controlplane.cluster.x-k8s.io_kubeadmcontrolplanes.yaml \
   bootstrap/kubeadm/config/crd/bases/bootstrap.cluster.x-k8s.io_kubeadmconfigtemplates.yaml \
   cmd/clusterctl/config/crd/bases/clusterctl.cluster.x-k8s.io_providers.yaml
+
+# The e2e suite runs the real source-controller, which needs its own CRDs.
+fetch source-controller github.com/fluxcd/source-controller "$FLUX_SOURCE_CONTROLLER_VERSION" \
+  config/crd/bases/source.toolkit.fluxcd.io_buckets.yaml \
+  config/crd/bases/source.toolkit.fluxcd.io_externalartifacts.yaml \
+  config/crd/bases/source.toolkit.fluxcd.io_gitrepositories.yaml \
+  config/crd/bases/source.toolkit.fluxcd.io_helmcharts.yaml \
+  config/crd/bases/source.toolkit.fluxcd.io_helmrepositories.yaml \
+  config/crd/bases/source.toolkit.fluxcd.io_ocirepositories.yaml

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
@@ -89,6 +90,9 @@ spec:
 `
 )
 
+// bootstrapKind is the kind of MachineDeployment bootstrap config templates.
+var bootstrapKind = schema.GroupKind{Group: "bootstrap.cluster.x-k8s.io", Kind: "KubeadmConfigTemplate"}
+
 func TestDecideConsumer(t *testing.T) {
 	const to = "workers-5f1c2a9b0d"
 	m3mt := id(pair.Metal3MachineTemplateKind, "fleet", "workers")
@@ -171,6 +175,20 @@ func TestDecideConsumer(t *testing.T) {
 		wantID:      id(pair.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{change(mdPath)},
 		wantRolls:   true,
+	}, {
+		name: "a marked rotation stays reverted when a later unmarked one also applies",
+		live: mdV1beta2,
+		rotations: []plan.Rotation{
+			marked,
+			{From: id(bootstrapKind, "fleet", "workers"), To: "workers-boot-1"},
+		},
+		wantID: id(pair.MachineDeploymentKind, "fleet", "md-0"),
+		wantChanges: []diff.Change{
+			change(mdPath),
+			{Path: "/spec/template/spec/bootstrap/configRef/name", Op: diff.OpReplace, Before: "workers", After: "workers-boot-1"},
+		},
+		wantReverted: true,
+		wantRolls:    true,
 	}, {
 		name:      "already repointed: no change, not reverted, no roll",
 		live:      mdV1beta2,

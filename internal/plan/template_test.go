@@ -132,14 +132,14 @@ func TestDecideTemplate(t *testing.T) {
 		want: plan.TemplatePlan{State: plan.StateDrifted, Strategy: plan.StrategyRotate,
 			RenameTo: replacementName, CreateReplacement: true, MarkSuperseded: false},
 	}, {
-		name: "rotate, steady state: replacement there and original marked: nothing to write",
+		name: "rotate, steady state: replacement there and original marked: nothing to write, superseded",
 		live: m3mtLive,
 		mutate: func(in *plan.TemplateInput) {
 			in.Requested, in.DryRun = plan.StrategyRotate, plan.DryRunNotRun
 			in.Replacement = in.Desired.DeepCopy()
 			in.Live.SetAnnotations(map[string]string{api.SupersededByAnnotation: replacementName})
 		},
-		want: plan.TemplatePlan{State: plan.StateDrifted, Strategy: plan.StrategyRotate, RenameTo: replacementName},
+		want: plan.TemplatePlan{State: plan.StateDrifted, Strategy: plan.StrategyRotate, RenameTo: replacementName, Superseded: true},
 	}, {
 		name: "rotate with the original marked for an older replacement: mark again",
 		live: m3mtLive,

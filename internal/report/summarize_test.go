@@ -351,3 +351,42 @@ func TestSummarizeCountsDrifted(t *testing.T) {
 		})
 	}
 }
+
+// TestSummarizeSuperseded: a rotation completed by an earlier pass (the
+// replacement matches, the original is marked) is not drift.
+func TestSummarizeSuperseded(t *testing.T) {
+	superseded := func(t *apply.TemplateResult) {
+		t.Strategy, t.RenameTo, t.Rolls, t.Superseded = plan.StrategyRotate, "workers-5f1c2a9b0d", true, true
+	}
+	cases := []struct {
+		name         string    // what the case proves
+		mode         plan.Mode // the release's mode
+		wantContains string    // substring of the condition message
+		wantAbsent   string    // text the message must not contain
+	}{{
+		name:         "warn: reported as superseded, not as a rotation still to do",
+		mode:         plan.ModeWarn,
+		wantContains: "Metal3MachineTemplate/workers: superseded by workers-5f1c2a9b0d, rotated earlier",
+		wantAbsent:   "would rotate",
+	}, {
+		name:         "enabled: reported as the rotation in effect",
+		mode:         plan.ModeEnabled,
+		wantContains: "Metal3MachineTemplate/workers: rotate to workers-5f1c2a9b0d, rolls machines: yes [" + imageText + "]",
+		wantAbsent:   "would",
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			out := Summarize(result(tc.mode, 0, tmpl("workers", plan.StateDrifted, superseded), tmpl("data", plan.StateInSync, nil)))
+			g.Expect(out.Drifted).To(BeZero())
+			g.Expect(out.Condition).NotTo(BeNil())
+			g.Expect(out.Condition.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(out.Condition.Message).To(ContainSubstring(tc.wantContains))
+			g.Expect(out.Condition.Message).NotTo(ContainSubstring(tc.wantAbsent))
+			for _, e := range out.Events {
+				g.Expect(e.Type).To(Equal("Normal"))
+				g.Expect(e.Always).To(BeFalse(), "nothing was written")
+			}
+		})
+	}
+}

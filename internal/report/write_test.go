@@ -112,6 +112,13 @@ func TestSetCondition(t *testing.T) {
 		wantChanged: true,
 		want:        ptr(ours(metav1.ConditionTrue, api.NoDriftDetectedReason, "1 templates of release fleet/cluster-a.v30 match the manifest", 5)),
 	}, {
+		name:        "DriftCorrected of a release whose ref extends this one's (v30 vs v3) is replaced",
+		current:     ptr(ours(metav1.ConditionTrue, api.DriftCorrectedReason, "Corrected release fleet/cluster-a.v30: x", 5)),
+		generation:  5,
+		out:         Outcome{Condition: noDrift, ReleaseRef: "fleet/cluster-a.v3"},
+		wantChanged: true,
+		want:        ptr(ours(metav1.ConditionTrue, api.NoDriftDetectedReason, noDrift.Message, 5)),
+	}, {
 		name:       "DriftCorrected replaced when the pass wrote",
 		current:    ptr(ours(metav1.ConditionTrue, api.DriftCorrectedReason, correctedV3, 5)),
 		generation: 5,

@@ -49,13 +49,23 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
+// Options tune a control plane.
+type Options struct {
+	// ExtraCRDDirs are more folders of CRDs to install (the e2e suite adds
+	// source-controller's).
+	ExtraCRDDirs []string
+}
+
 // Start starts a control plane named name with every test CRD installed.
-func Start(name string) (*Env, error) {
+func Start(name string) (*Env, error) { return StartWith(name, Options{}) }
+
+// StartWith starts a control plane with options.
+func StartWith(name string, opts Options) (*Env, error) {
 	paths, err := DefaultPaths()
 	if err != nil {
 		return nil, err
 	}
-	crds, err := LoadCRDs(paths.CRDDirs)
+	crds, err := LoadCRDs(append(append([]string{}, paths.CRDDirs...), opts.ExtraCRDDirs...))
 	if err != nil {
 		return nil, err
 	}

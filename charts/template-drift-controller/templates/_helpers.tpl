@@ -1,0 +1,87 @@
+{{/*
+Chart name, overridable with nameOverride.
+*/}}
+{{- define "tdc.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Full name of the chart's objects: fullnameOverride, else the release name when
+it already contains the chart name, else <release>-<chart>. Truncated to 63
+characters (DNS label), before any suffix is added by the caller.
+*/}}
+{{- define "tdc.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Chart name and version, for the helm.sh/chart label.
+*/}}
+{{- define "tdc.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Selector labels: stable for the life of a release (Deployment selectors are
+immutable), and the same as config/manager's.
+*/}}
+{{- define "tdc.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "tdc.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/*
+Common labels of every object.
+*/}}
+{{- define "tdc.labels" -}}
+helm.sh/chart: {{ include "tdc.chart" . }}
+{{ include "tdc.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/*
+Name of the metrics Service: a DNS-1035 label, so the suffix must fit in 63.
+*/}}
+{{- define "tdc.metricsServiceName" -}}
+{{- printf "%s-metrics" (include "tdc.fullname" . | trunc 55 | trimSuffix "-") }}
+{{- end }}
+
+{{/*
+Name of the ServiceAccount the controller runs as.
+*/}}
+{{- define "tdc.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "tdc.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+Container image reference; the tag defaults to the chart's appVersion.
+*/}}
+{{- define "tdc.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/*
+Settings that cannot be expressed in values.schema.json.
+*/}}
+{{- define "tdc.validate" -}}
+{{- if and (gt (int .Values.replicas) 1) (not .Values.leaderElection.enabled) }}
+{{- fail "replicas > 1 needs leaderElection.enabled: without it every replica would correct templates" }}
+{{- end }}
+{{- if and .Values.serviceMonitor.enabled (not .Values.metrics.service.enabled) }}
+{{- fail "serviceMonitor.enabled needs metrics.service.enabled: the ServiceMonitor selects the metrics Service" }}
+{{- end }}
+{{- end }}

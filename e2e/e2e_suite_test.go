@@ -1,0 +1,79 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/templatedrift/template-drift-controller/e2e/framework"
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
+)
+
+// suite is what every spec shares: the binaries, the chart repository and
+// the artifacts folder.
+var suite struct {
+	bins      framework.Binaries
+	repo      *framework.ChartRepo
+	artifacts string
+}
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "template-drift-controller e2e")
+}
+
+var _ = BeforeSuite(func() {
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter)))
+	SetDefaultEventuallyTimeout(90 * time.Second)
+	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+	var err error
+	suite.bins, err = framework.DefaultBinaries()
+	Expect(err).NotTo(HaveOccurred())
+	root, err := testenv.RepoRoot()
+	Expect(err).NotTo(HaveOccurred())
+	suite.artifacts = filepath.Join(root, "_artifacts", "e2e", time.Now().Format("20060102-150405"))
+	Expect(os.MkdirAll(suite.artifacts, 0o755)).To(Succeed())
+	suite.repo, err = framework.ServeChart(filepath.Join(root, "e2e", "testdata", "charts", "cluster"))
+	Expect(err).NotTo(HaveOccurred())
+	fmt.Fprintf(GinkgoWriter, "chart repository at %s, artifacts in %s\n", suite.repo.URL, suite.artifacts)
+})
+
+var _ = AfterSuite(func() {
+	if suite.repo != nil {
+		suite.repo.Close()
+	}
+})
+
+var _ = Describe("Pivot, client-side apply release (first installed by Helm 3)", func() {
+	PivotSpec(context.Background(), func() PivotSpecInput {
+		return PivotSpecInput{Name: "csa", SSA: false, Locked: false}
+	})
+})
+
+var _ = Describe("Pivot with a locked template, client-side apply release", func() {
+	PivotSpec(context.Background(), func() PivotSpecInput {
+		return PivotSpecInput{Name: "csa-locked", SSA: false, Locked: true}
+	})
+})
+
+var _ = Describe("Pivot, server-side apply release (helm-controller v1.6 default)", func() {
+	PivotSpec(context.Background(), func() PivotSpecInput {
+		return PivotSpecInput{Name: "ssa", SSA: true, Locked: false}
+	})
+})
+
+var _ = Describe("Pivot with a locked template, server-side apply release", func() {
+	PivotSpec(context.Background(), func() PivotSpecInput {
+		return PivotSpecInput{Name: "ssa-locked", SSA: true, Locked: true}
+	})
+})

@@ -1,0 +1,412 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/e2e/framework"
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
+)
+
+const (
+	ns        = "fleet"
+	infra     = "infrastructure.cluster.x-k8s.io/v1beta1"
+	bootURL   = "http://10.10.10.17/images/ubuntu.qcow2"
+	mgmtURL   = "http://192.168.100.2/images/ubuntu.qcow2"
+	bootIP    = "10.10.10.17"
+	mgmtIP    = "192.168.100.2"
+	readyType = "Ready"
+)
+
+// PivotSpecInput configures one run of the pivot scenario.
+type PivotSpecInput struct {
+	// Name tells runs apart in artifacts.
+	Name string
+	// SSA installs and upgrades with server-side apply (helm-controller's
+	// default for installs); false is a client-side-apply release.
+	SSA bool
+	// Locked makes the pivot also change the Metal3DataTemplate metaData
+	// (the image server IP), which CAPM3 refuses to modify.
+	Locked bool
+}
+
+// pivotRun is the state of one run.
+type pivotRun struct {
+	in         PivotSpecInput
+	boot, mgmt *testenv.Env
+	bootFlux   *framework.Flux
+	mgmtFlux   *framework.Flux
+	addon      *framework.Process
+	key        client.ObjectKey
+}
+
+// PivotSpec is the user's story end to end: Flux installs the cluster chart
+// on a bootstrap cluster, `clusterctl move` pivots the CAPI objects to the
+// management cluster, Flux installs the same HelmRelease there with the
+// management image server, and the add-on heals what Helm left behind, in
+// a way a later upgrade keeps.
+func PivotSpec(ctx context.Context, inputGetter func() PivotSpecInput) {
+	var r pivotRun
+
+	BeforeEach(func() {
+		r = pivotRun{in: inputGetter(), key: client.ObjectKey{Namespace: ns, Name: "cluster"}}
+		var err error
+		for _, c := range []struct {
+			name string
+			env  **testenv.Env
+		}{{"bootstrap", &r.boot}, {"management", &r.mgmt}} {
+			*c.env, err = testenv.StartWith(r.in.Name+"-"+c.name, testenv.Options{ExtraCRDDirs: []string{suite.bins.SourceCRDs}})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(framework.InstallProviders(ctx, (*c.env).Client)).To(Succeed())
+			for _, n := range []string{ns, "flux-system"} {
+				Expect((*c.env).Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}})).To(Succeed())
+			}
+		}
+	})
+
+	AfterEach(func() {
+		procs := []*framework.Process{r.addon}
+		for _, f := range []*framework.Flux{r.bootFlux, r.mgmtFlux} {
+			if f != nil {
+				procs = append(procs, f.Helm, f.Source)
+			}
+		}
+		for _, p := range procs {
+			if p == nil {
+				continue
+			}
+			p.Stop()
+			if CurrentSpecReport().Failed() {
+				fmt.Fprintf(GinkgoWriter, "\n===== %s log (%s) =====\n%s\n", p.Name, p.LogPath, tail(p.Logs(), 150))
+			}
+		}
+		for _, e := range []*testenv.Env{r.boot, r.mgmt} {
+			Expect(e.Stop()).To(Succeed())
+		}
+	})
+
+	It("heals the pivoted templates in the way that sticks", func() {
+		r.installOnBootstrap(ctx)
+		r.pivot(ctx)
+		r.installOnManagement(ctx)
+		r.heal(ctx)
+		r.upgrade(ctx)
+	})
+}
+
+func (r *pivotRun) values(url, ip, maxPods string) framework.ClusterValues {
+	return framework.ClusterValues{ImageURL: url, ImageServerIP: ip, KubeletMaxPods: maxPods}
+}
+
+// mgmtIP is the image server IP the management release renders.
+func (r *pivotRun) mgmtIP() string {
+	if r.in.Locked {
+		return mgmtIP
+	}
+	return bootIP
+}
+
+func (r *pivotRun) installOnBootstrap(ctx context.Context) {
+	By("installing the cluster chart on the bootstrap cluster, with the bootstrap image server")
+	var err error
+	r.bootFlux, err = framework.StartFlux(r.in.Name+"-bootstrap", r.boot, suite.bins, suite.artifacts)
+	Expect(err).NotTo(HaveOccurred())
+	c := r.boot.Client
+	Expect(framework.CreateHelmRepository(ctx, c, ns, suite.repo.URL)).To(Succeed())
+	Expect(c.Create(ctx, framework.NewClusterHelmRelease(ns, r.values(bootURL, bootIP, ""), r.in.SSA))).To(Succeed())
+	Eventually(func() metav1.ConditionStatus { return status(ctx, c, r.key, readyType) }).Should(Equal(metav1.ConditionTrue))
+}
+
+func (r *pivotRun) pivot(ctx context.Context) {
+	By("playing Cluster API's part, then pivoting with clusterctl move")
+	Expect(framework.PlayCAPI(ctx, r.boot.Client, ns, "mgmt")).To(Succeed())
+	Expect(framework.Move(ctx, r.boot.KubeConfigPath, r.mgmt.KubeConfigPath, ns)).To(Succeed())
+	m3mts, err := framework.List(ctx, r.mgmt.Client, infra, "Metal3MachineTemplate", ns)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(m3mts).To(HaveLen(2), "the templates moved")
+	for _, m := range m3mts {
+		Expect(imageURL(&m)).To(Equal(bootURL))
+		Expect(m.GetAnnotations()).To(HaveKeyWithValue(api.HelmReleaseNameAnnotation, "cluster"), "labels and annotations moved")
+	}
+	secrets := &corev1.SecretList{}
+	Expect(r.mgmt.Client.List(ctx, secrets, client.InNamespace(ns))).To(Succeed())
+	Expect(secrets.Items).To(BeEmpty(), "Helm's release Secret is not moved")
+
+	By("stopping the bootstrap cluster")
+	r.bootFlux.Stop()
+	Expect(r.boot.Stop()).To(Succeed())
+}
+
+func (r *pivotRun) installOnManagement(ctx context.Context) {
+	By("installing the same HelmRelease on the management cluster, with the management image server")
+	var err error
+	r.mgmtFlux, err = framework.StartFlux(r.in.Name+"-management", r.mgmt, suite.bins, suite.artifacts)
+	Expect(err).NotTo(HaveOccurred())
+	c := r.mgmt.Client
+	Expect(framework.CreateHelmRepository(ctx, c, ns, suite.repo.URL)).To(Succeed())
+	Expect(c.Create(ctx, framework.NewClusterHelmRelease(ns, r.values(mgmtURL, r.mgmtIP(), ""), r.in.SSA))).To(Succeed())
+	Eventually(func() bool {
+		cond, hr, _ := framework.Condition(ctx, c, r.key, readyType)
+		return cond != nil && hr.Status.History.Latest() != nil &&
+			(cond.Reason == "InstallSucceeded" || cond.Reason == "InstallFailed" || cond.Reason == "UpgradeSucceeded" || cond.Reason == "UpgradeFailed")
+	}).Should(BeTrue(), "helm-controller finished the install")
+	cond, _, err := framework.Condition(ctx, c, r.key, readyType)
+	Expect(err).NotTo(HaveOccurred())
+	r.observe(ctx, "after the management install", cond)
+	m3mts, err := framework.List(ctx, c, infra, "Metal3MachineTemplate", ns)
+	Expect(err).NotTo(HaveOccurred())
+	for _, m := range m3mts {
+		// Measured with helm-controller v1.6.4 (Helm 4): adoption at install
+		// patches the mutable templates, with client-side and server-side
+		// apply alike, so the image URL is already the management one.
+		Expect(imageURL(&m)).To(Equal(mgmtURL), "helm-controller v1.6.4's install patched the adopted template")
+	}
+	if r.in.Locked {
+		// ...but a drifted locked template makes the install fail, in both modes.
+		Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+		Expect(cond.Reason).To(Equal("InstallFailed"))
+		Expect(cond.Message).To(ContainSubstring("cannot be modified"))
+		return
+	}
+	Expect(cond.Status).To(Equal(metav1.ConditionTrue))
+	r.driftSurvivesUpgrade(ctx)
+}
+
+// driftSurvivesUpgrade shows where mutable drift persists with helm-controller
+// v1.6.4: a template whose rendered manifest does not change between two
+// releases is not patched by a client-side-apply upgrade, so drift that
+// appears after the install (a restore from a pre-pivot backup, a second
+// move) stays. A server-side-apply upgrade re-applies every object.
+func (r *pivotRun) driftSurvivesUpgrade(ctx context.Context) {
+	c := r.mgmt.Client
+	By("drift appears after the install (as a restore of the pre-pivot objects would bring it back), then Flux upgrades")
+	m3mts, err := framework.List(ctx, c, infra, "Metal3MachineTemplate", ns)
+	Expect(err).NotTo(HaveOccurred())
+	for i := range m3mts {
+		m := &m3mts[i]
+		Expect(unstructured.SetNestedField(m.Object, bootURL, "spec", "template", "spec", "image", "url")).To(Succeed())
+		Expect(c.Update(ctx, m)).To(Succeed())
+	}
+	r.upgradeTo(ctx, "150")
+	m3mts, err = framework.List(ctx, c, infra, "Metal3MachineTemplate", ns)
+	Expect(err).NotTo(HaveOccurred())
+	want := bootURL
+	if r.in.SSA {
+		want = mgmtURL
+	}
+	for _, m := range m3mts {
+		Expect(imageURL(&m)).To(Equal(want), "after a %s upgrade", map[bool]string{true: "server-side-apply", false: "client-side-apply"}[r.in.SSA])
+	}
+	cond, _, _ := framework.Condition(ctx, c, r.key, readyType)
+	r.observe(ctx, "after an upgrade over drift", cond)
+}
+
+// observe records what Helm did with the pivoted templates, for the log.
+func (r *pivotRun) observe(ctx context.Context, when string, ready *metav1.Condition) {
+	m3mts, _ := framework.List(ctx, r.mgmt.Client, infra, "Metal3MachineTemplate", ns)
+	m3dts, _ := framework.List(ctx, r.mgmt.Client, infra, "Metal3DataTemplate", ns)
+	var b strings.Builder
+	fmt.Fprintf(&b, "OBSERVED %s (%s): Ready=%s/%s: %s\n", when, r.in.Name, ready.Status, ready.Reason, ready.Message)
+	for _, m := range m3mts {
+		fmt.Fprintf(&b, "  Metal3MachineTemplate/%s image.url=%s dataTemplate=%s\n", m.GetName(), imageURL(&m), dataTemplate(&m))
+	}
+	for _, m := range m3dts {
+		fmt.Fprintf(&b, "  Metal3DataTemplate/%s image-server=%s\n", m.GetName(), metaIP(&m))
+	}
+	fmt.Fprint(GinkgoWriter, b.String())
+	_ = os.WriteFile(suite.artifacts+"/"+r.in.Name+"-observed.txt", []byte(b.String()), 0o644)
+}
+
+// refs returns the template references of the MachineDeployment and the
+// KubeadmControlPlane, which must not change unless machines are meant to roll.
+func (r *pivotRun) refs(ctx context.Context) map[string]string {
+	md, err := framework.Get(ctx, r.mgmt.Client, "cluster.x-k8s.io/v1beta2", "MachineDeployment", ns, "mgmt-md0")
+	Expect(err).NotTo(HaveOccurred())
+	kcp, err := framework.Get(ctx, r.mgmt.Client, "controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane", ns, "mgmt-cp")
+	Expect(err).NotTo(HaveOccurred())
+	get := func(o *unstructured.Unstructured, path ...string) string {
+		s, _, _ := unstructured.NestedString(o.Object, path...)
+		return s
+	}
+	return map[string]string{
+		"md.infrastructureRef":  get(md, "spec", "template", "spec", "infrastructureRef", "name"),
+		"md.configRef":          get(md, "spec", "template", "spec", "bootstrap", "configRef", "name"),
+		"kcp.infrastructureRef": get(kcp, "spec", "machineTemplate", "spec", "infrastructureRef", "name"),
+	}
+}
+
+func (r *pivotRun) heal(ctx context.Context) {
+	c := r.mgmt.Client
+	refsBefore := r.refs(ctx)
+	By("opting in, with the add-on running as a process")
+	var err error
+	r.addon, err = framework.StartAddon(r.in.Name+"-template-drift-controller", r.mgmt, suite.bins, suite.artifacts)
+	Expect(err).NotTo(HaveOccurred())
+	hr := framework.NewClusterHelmRelease(ns, framework.ClusterValues{}, r.in.SSA)
+	Expect(c.Get(ctx, r.key, hr)).To(Succeed())
+	base := hr.DeepCopy()
+	hr.SetAnnotations(map[string]string{api.ModeAnnotation: api.ModeEnabled})
+	Expect(c.Patch(ctx, hr, client.MergeFrom(base))).To(Succeed())
+
+	By("the templates carry the management image server, every MachineDeployment and control plane reference unchanged")
+	Eventually(func() []string {
+		m3mts, _ := framework.List(ctx, c, infra, "Metal3MachineTemplate", ns)
+		var urls []string
+		for _, m := range m3mts {
+			urls = append(urls, imageURL(&m))
+		}
+		return urls
+	}).Should(ConsistOf(mgmtURL, mgmtURL))
+	wantReason := api.DriftCorrectedReason
+	if r.in.SSA && !r.in.Locked {
+		wantReason = api.NoDriftDetectedReason // the SSA upgrade already re-applied the templates
+	}
+	Eventually(func() string { return reason(ctx, c, r.key, api.TemplatesInSyncCondition) }).Should(Equal(wantReason))
+	if r.in.Locked {
+		r.expectLockedHealed(ctx)
+	}
+	Expect(r.refs(ctx)).To(Equal(refsBefore), "no rollout")
+	cond, _, err := framework.Condition(ctx, c, r.key, api.TemplatesInSyncCondition)
+	Expect(err).NotTo(HaveOccurred())
+	fmt.Fprintf(GinkgoWriter, "OBSERVED TemplatesInSync (%s): %s/%s: %s\n", r.in.Name, cond.Status, cond.Reason, cond.Message)
+	Expect(cond.Status).To(Equal(metav1.ConditionTrue))
+
+	if !r.in.Locked {
+		Expect(cond.Message).NotTo(ContainSubstring("rotate"), "mutable templates are corrected in place")
+	}
+	if cond.Reason == api.DriftCorrectedReason {
+		By("flux events lists the add-on's events")
+		out, err := framework.FluxCLI(ctx, suite.bins.Flux, r.mgmt.KubeConfigPath, "events", "-n", ns, "--for", "HelmRelease/cluster")
+		Expect(err).NotTo(HaveOccurred())
+		fmt.Fprintf(GinkgoWriter, "$ flux events -n %s --for HelmRelease/cluster\n%s\n", ns, out)
+		_ = os.WriteFile(suite.artifacts+"/"+r.in.Name+"-flux-events.txt", []byte(out), 0o644)
+		Expect(out).To(ContainSubstring(api.TemplateDriftCorrectedEvent))
+	}
+
+	By("flux reconcile --force: the failed or adopted release is applied again, and the condition survives")
+	out, err := framework.FluxCLI(ctx, suite.bins.Flux, r.mgmt.KubeConfigPath, "reconcile", "helmrelease", "cluster", "-n", ns, "--force")
+	fmt.Fprintf(GinkgoWriter, "$ flux reconcile helmrelease cluster --force\n%s\n", out)
+	Expect(err).NotTo(HaveOccurred(), "after healing, helm-controller's retry passes")
+	Eventually(func() metav1.ConditionStatus { return status(ctx, c, r.key, readyType) }).Should(Equal(metav1.ConditionTrue))
+	Consistently(func() metav1.ConditionStatus { return status(ctx, c, r.key, api.TemplatesInSyncCondition) }, "3s").
+		Should(Equal(metav1.ConditionTrue))
+	out, err = framework.FluxCLI(ctx, suite.bins.Flux, r.mgmt.KubeConfigPath, "get", "helmreleases", "-n", ns)
+	Expect(err).NotTo(HaveOccurred())
+	fmt.Fprintf(GinkgoWriter, "$ flux get helmreleases -n %s\n%s\n", ns, out)
+}
+
+// expectLockedHealed checks the Metal3DataTemplates carry the management IP
+// through the strategy auto picks: a rotation on a client-side-apply release,
+// a recreate under the same name on a server-side-apply one.
+func (r *pivotRun) expectLockedHealed(ctx context.Context) {
+	c := r.mgmt.Client
+	Eventually(func() []string {
+		m3mts, _ := framework.List(ctx, c, infra, "Metal3MachineTemplate", ns)
+		var ips []string
+		for _, m := range m3mts {
+			dt, err := framework.Get(ctx, c, infra, "Metal3DataTemplate", ns, dataTemplate(&m))
+			if err != nil {
+				return nil
+			}
+			ips = append(ips, metaIP(dt))
+		}
+		return ips
+	}).Should(ConsistOf(mgmtIP, mgmtIP))
+	m3dts, err := framework.List(ctx, c, infra, "Metal3DataTemplate", ns)
+	Expect(err).NotTo(HaveOccurred())
+	if r.in.SSA {
+		Expect(m3dts).To(HaveLen(2), "recreated under the same names")
+		return
+	}
+	Expect(m3dts).To(HaveLen(4), "two originals, two hash-named replacements")
+	for _, dt := range m3dts {
+		if repl := dt.GetAnnotations()[api.SupersededByAnnotation]; repl != "" {
+			Expect(repl).To(HavePrefix(dt.GetName() + "-"))
+		}
+	}
+}
+
+// upgradeTo changes the kubelet max-pods value and waits for the Helm
+// upgrade to succeed.
+func (r *pivotRun) upgradeTo(ctx context.Context, maxPods string) {
+	c := r.mgmt.Client
+	_, hr, err := framework.Condition(ctx, c, r.key, readyType)
+	Expect(err).NotTo(HaveOccurred())
+	version := hr.Status.History.Latest().Version
+	Expect(framework.SetValues(ctx, c, r.key, r.values(mgmtURL, r.mgmtIP(), maxPods))).To(Succeed())
+	Eventually(func() bool {
+		cond, hr, err := framework.Condition(ctx, c, r.key, readyType)
+		return err == nil && cond != nil && cond.Status == metav1.ConditionTrue &&
+			hr.Status.History.Latest().Version > version && cond.ObservedGeneration == hr.Generation
+	}).Should(BeTrue(), "the Helm upgrade succeeds")
+}
+
+func (r *pivotRun) upgrade(ctx context.Context) {
+	c := r.mgmt.Client
+	By("upgrading after healing: a kubelet argument changes, so the KubeadmConfigTemplate gets a new name")
+	refsBefore := r.refs(ctx)
+	r.upgradeTo(ctx, "200")
+	refs := r.refs(ctx)
+	Expect(refs["md.configRef"]).NotTo(Equal(refsBefore["md.configRef"]), "the MachineDeployment references the new bootstrap template")
+	m3mt, err := framework.Get(ctx, c, infra, "Metal3MachineTemplate", ns, refs["md.infrastructureRef"])
+	Expect(err).NotTo(HaveOccurred())
+	Expect(imageURL(m3mt)).To(Equal(mgmtURL), "and a healed infrastructure template")
+	cond, _, _ := framework.Condition(ctx, c, r.key, readyType)
+	r.observe(ctx, "after the upgrade", cond)
+}
+
+func status(ctx context.Context, c client.Client, key client.ObjectKey, typ string) metav1.ConditionStatus {
+	cond, _, err := framework.Condition(ctx, c, key, typ)
+	if err != nil || cond == nil {
+		return ""
+	}
+	return cond.Status
+}
+
+func reason(ctx context.Context, c client.Client, key client.ObjectKey, typ string) string {
+	cond, _, err := framework.Condition(ctx, c, key, typ)
+	if err != nil || cond == nil {
+		return ""
+	}
+	return cond.Reason
+}
+
+func imageURL(o *unstructured.Unstructured) string {
+	s, _, _ := unstructured.NestedString(o.Object, "spec", "template", "spec", "image", "url")
+	return s
+}
+
+func dataTemplate(o *unstructured.Unstructured) string {
+	s, _, _ := unstructured.NestedString(o.Object, "spec", "template", "spec", "dataTemplate", "name")
+	return s
+}
+
+func metaIP(o *unstructured.Unstructured) string {
+	strs, _, _ := unstructured.NestedSlice(o.Object, "spec", "metaData", "strings")
+	for _, s := range strs {
+		if m, ok := s.(map[string]any); ok && m["key"] == "image-server" {
+			return fmt.Sprint(m["value"])
+		}
+	}
+	return ""
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,76 @@
+package chart_test
+
+import (
+	"testing"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+
+	. "github.com/onsi/gomega"
+)
+
+// TestRejectsBadValues checks that values.schema.json (applied by Helm when
+// it renders) and the chart's own checks refuse misconfigurations before
+// anything reaches the cluster.
+func TestRejectsBadValues(t *testing.T) {
+	cases := []struct {
+		// name describes the mistake.
+		name string
+		// values is a values file fragment over the defaults.
+		values string
+		// wantErr is a substring of the error Helm reports.
+		wantErr string
+	}{
+		{name: "replicas as a word", values: `replicas: two`, wantErr: "/replicas"},
+		{name: "misspelt top-level key", values: `replica: 2`, wantErr: "replica"},
+		{name: "misspelt nested key", values: "image:\n  pullpolicy: Always", wantErr: "pullpolicy"},
+		{name: "unknown pull policy", values: "image:\n  pullPolicy: Sometimes", wantErr: "/image/pullPolicy"},
+		{name: "flag bool as string", values: `watchAllNamespaces: "yes"`, wantErr: "/watchAllNamespaces"},
+		{name: "resync interval not a duration", values: `resyncInterval: ten minutes`, wantErr: "/resyncInterval"},
+		{name: "no concurrency", values: `concurrent: 0`, wantErr: "/concurrent"},
+		{name: "unknown log level", values: `logLevel: verbose`, wantErr: "/logLevel"},
+		{name: "empty template kinds", values: "templateKinds:\n  patterns: []", wantErr: "/templateKinds/patterns"},
+		{name: "template kind without group", values: "templateKinds:\n  patterns: [DockerMachineTemplate]", wantErr: "/templateKinds/patterns/0"},
+		{
+			name:    "wildcard resource",
+			values:  "templateKinds:\n  rbac: [{apiGroup: infrastructure.cluster.x-k8s.io, resources: ['*']}]",
+			wantErr: "/templateKinds/rbac/0/resources/0",
+		},
+		{
+			name:    "wildcard group",
+			values:  "templateKinds:\n  rbac: [{apiGroup: '*', resources: [dockermachinetemplates]}]",
+			wantErr: "/templateKinds/rbac/0/apiGroup",
+		},
+		{
+			name:    "rbac rule with verbs",
+			values:  "templateKinds:\n  rbac: [{apiGroup: x.io, resources: [as], verbs: ['*']}]",
+			wantErr: "verbs",
+		},
+		{name: "bad scrape interval", values: "serviceMonitor:\n  interval: 30 seconds", wantErr: "/serviceMonitor/interval"},
+		{name: "extra arg without dashes", values: `extraArgs: [concurrent=8]`, wantErr: "/extraArgs/0"},
+		{
+			name:    "replicas without leader election",
+			values:  "replicas: 2\nleaderElection:\n  enabled: false",
+			wantErr: "replicas > 1 needs leaderElection.enabled",
+		},
+		{
+			name:    "service monitor without service",
+			values:  "serviceMonitor:\n  enabled: true\nmetrics:\n  service:\n    enabled: false",
+			wantErr: "serviceMonitor.enabled needs metrics.service.enabled",
+		},
+		{
+			name:    "existing service account without a name",
+			values:  "serviceAccount:\n  create: false",
+			wantErr: "serviceAccount.name is required",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			vals, err := common.ReadValues([]byte(tc.values))
+			g.Expect(err).NotTo(HaveOccurred())
+			_, err = renderChart(t, vals)
+			t.Log(err)
+			g.Expect(err).To(MatchError(ContainSubstring(tc.wantErr)))
+		})
+	}
+}
