@@ -32,6 +32,7 @@ fmt: ## Format the code.
 vet: ## Check formatting and run go vet.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./e2e/...
 
 .PHONY: build
 build: ## Build the controller binary into bin/.

@@ -16,7 +16,8 @@ const (
 
 // Annotations read from, or written to, templates.
 const (
-	// IgnoreAnnotation set to "true" on a template opts it out.
+	// IgnoreAnnotation set to "true" on a template, as an annotation or a
+	// label, opts it out.
 	IgnoreAnnotation = "templatedrift.io/ignore"
 	// ReplacesAnnotation on a rotated replacement names the original template.
 	ReplacesAnnotation = "templatedrift.io/replaces"

@@ -70,15 +70,18 @@ func (r *HelmReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if errors.Is(res.Err, apply.ErrConflict) {
+		// Lost a race with another writer: start over from a fresh read
+		// without reporting a failure that is not one.
+		logger.Info("Object changed during correction, starting over", "reason", res.Err.Error())
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	out := report.Summarize(res)
 	if _, err := r.Reporter.Write(ctx, req.NamespacedName, out); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.countCorrections(res)
 	switch {
-	case errors.Is(res.Err, apply.ErrConflict):
-		logger.Info("Object changed during correction, starting over", "reason", res.Err.Error())
-		return ctrl.Result{RequeueAfter: time.Second}, nil
 	case res.Err != nil:
 		logger.Error(res.Err, "Template correction failed")
 		return ctrl.Result{RequeueAfter: waitInterval}, nil

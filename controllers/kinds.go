@@ -1,29 +1,41 @@
 package controllers
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/templatedrift/template-drift-controller/internal/pair"
 )
 
+// WatchKinds are the kinds to watch, and those left out because the
+// controller may not list and watch them cluster-wide.
+type WatchKinds struct {
+	Watch     []schema.GroupVersionKind
+	Forbidden []schema.GroupVersionKind
+}
+
 // ResolveWatchKinds asks the API server which of the template kinds and
-// consumer kinds it serves, at their preferred versions. Kinds installed
-// later are not watched; the periodic resync still covers them.
-func ResolveWatchKinds(cfg *rest.Config, kinds *pair.KindMatcher) ([]schema.GroupVersionKind, error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+// consumer kinds it serves, at their preferred versions. A kind the
+// controller's RBAC does not let it list and watch is left out: a watch on
+// it would never sync and would stop the manager. Kinds installed later, or
+// left out, are still covered by the periodic resync.
+func ResolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *pair.KindMatcher) (WatchKinds, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("failed to create discovery client: %w", err)
+		return WatchKinds{}, fmt.Errorf("failed to create clientset: %w", err)
 	}
-	lists, err := dc.ServerPreferredResources()
+	lists, err := cs.Discovery().ServerPreferredResources()
 	if err != nil && len(lists) == 0 {
-		return nil, fmt.Errorf("failed to discover API resources: %w", err)
+		return WatchKinds{}, fmt.Errorf("failed to discover API resources: %w", err)
 	}
-	var out []schema.GroupVersionKind
+	var out WatchKinds
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
 		if err != nil {
@@ -31,10 +43,37 @@ func ResolveWatchKinds(cfg *rest.Config, kinds *pair.KindMatcher) ([]schema.Grou
 		}
 		for _, r := range l.APIResources {
 			gk := schema.GroupKind{Group: gv.Group, Kind: r.Kind}
-			if (kinds.Match(gk) || pair.IsConsumer(gk)) && gk != pair.MachineSetKind && !strings.Contains(r.Name, "/") {
-				out = append(out, gv.WithKind(r.Kind))
+			if !(kinds.Match(gk) || pair.IsConsumer(gk)) || gk == pair.MachineSetKind || strings.Contains(r.Name, "/") {
+				continue
+			}
+			ok, err := mayWatch(ctx, cs, gv.Group, r.Name)
+			if err != nil {
+				return WatchKinds{}, err
+			}
+			if ok {
+				out.Watch = append(out.Watch, gv.WithKind(r.Kind))
+			} else {
+				out.Forbidden = append(out.Forbidden, gv.WithKind(r.Kind))
 			}
 		}
 	}
 	return out, nil
+}
+
+// mayWatch asks the API server whether this identity may list and watch a
+// resource in every namespace.
+func mayWatch(ctx context.Context, cs kubernetes.Interface, group, resource string) (bool, error) {
+	for _, verb := range []string{"list", "watch"} {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Group: group, Resource: resource, Verb: verb},
+		}}
+		res, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return false, fmt.Errorf("failed to review access to %s.%s: %w", resource, group, err)
+		}
+		if !res.Status.Allowed {
+			return false, nil
+		}
+	}
+	return true, nil
 }

@@ -45,7 +45,7 @@ func TestManagerWatches(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	kinds, err := pair.ParseKinds(pair.DefaultTemplateKinds)
 	g.Expect(err).NotTo(HaveOccurred())
-	watchKinds, err := controllers.ResolveWatchKinds(env.Config, kinds)
+	watchKinds, err := controllers.ResolveWatchKinds(ctx, env.Config, kinds)
 	g.Expect(err).NotTo(HaveOccurred())
 	r := &controllers.HelmReleaseReconciler{
 		Client:  mgr.GetClient(),
@@ -55,7 +55,7 @@ func TestManagerWatches(t *testing.T) {
 			Metrics: report.NewMetrics(prometheus.NewRegistry())},
 		ResyncInterval: 10 * time.Minute,
 	}
-	g.Expect(r.SetupWithManager(ctx, mgr, controllers.SetupOptions{MaxConcurrentReconciles: 2, WatchKinds: watchKinds})).To(Succeed())
+	g.Expect(r.SetupWithManager(ctx, mgr, controllers.SetupOptions{MaxConcurrentReconciles: 2, WatchKinds: watchKinds.Watch})).To(Succeed())
 	done := make(chan error)
 	go func() { done <- mgr.Start(ctx) }()
 	defer func() { cancel(); g.Expect(<-done).To(Succeed()) }()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/release"
 )
 
 // releaseIndex indexes HelmReleases by "<release namespace>/<release name>",
@@ -43,7 +44,7 @@ type SetupOptions struct {
 func (r *HelmReleaseReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
 	err := mgr.GetFieldIndexer().IndexField(ctx, &helmv2.HelmRelease{}, releaseIndex, func(o client.Object) []string {
 		hr := o.(*helmv2.HelmRelease)
-		return []string{hr.GetReleaseNamespace() + "/" + hr.GetReleaseName()}
+		return []string{hr.GetReleaseNamespace() + "/" + release.Name(hr)}
 	})
 	if err != nil {
 		return fmt.Errorf("failed to index HelmReleases by release: %w", err)

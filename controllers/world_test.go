@@ -164,8 +164,12 @@ func (w *world) reconciler() *controllers.HelmReleaseReconciler {
 	}
 	c := interceptor.NewClient(w.tgt.Client, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
-			if err := write(); err != nil {
-				return err
+			co := &client.CreateOptions{}
+			co.ApplyOptions(opts)
+			if len(co.DryRun) == 0 {
+				if err := write(); err != nil {
+					return err
+				}
 			}
 			return c.Create(ctx, o, opts...)
 		},

@@ -36,7 +36,7 @@ func startController(ctx context.Context, env *testenv.Env) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	watchKinds, err := controllers.ResolveWatchKinds(env.Config, kinds)
+	watchKinds, err := controllers.ResolveWatchKinds(ctx, env.Config, kinds)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func startController(ctx context.Context, env *testenv.Env) (func(), error) {
 		ResyncInterval: 10 * time.Minute,
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	if err := r.SetupWithManager(ctx, mgr, controllers.SetupOptions{MaxConcurrentReconciles: 2, WatchKinds: watchKinds}); err != nil {
+	if err := r.SetupWithManager(ctx, mgr, controllers.SetupOptions{MaxConcurrentReconciles: 2, WatchKinds: watchKinds.Watch}); err != nil {
 		cancel()
 		return nil, err
 	}

@@ -23,7 +23,8 @@ const diffUsage = `Usage: template-drift-controller diff [-n NAMESPACE] [-o text
 Compares the templates of a HelmRelease's stored Helm release with the live
 ones, through the same pipeline as the controller, and writes nothing. It
 prints each drifted template, its JSON paths with before → after values, and
-what the auto strategy would do. Exit code: 0 in sync, 1 drift found, 2 error.
+what the HelmRelease's strategy (auto unless templatedrift.io/strategy says
+otherwise) would do. Exit code: 0 in sync, 1 drift found, 2 error.
 `
 
 // runDiff is the `diff` subcommand; it returns the process exit code.

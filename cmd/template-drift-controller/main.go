@@ -5,6 +5,8 @@
 package main
 
 import (
+	"errors"
+	goflag "flag"
 	"fmt"
 	"os"
 	"time"
@@ -13,6 +15,7 @@ import (
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	helper "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/fluxcd/pkg/runtime/jitter"
 	"github.com/fluxcd/pkg/runtime/leaderelection"
 	"github.com/fluxcd/pkg/runtime/logger"
 	"github.com/fluxcd/pkg/runtime/probes"
@@ -22,6 +25,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -49,6 +53,7 @@ type flags struct {
 	leaderElection leaderelection.Options
 	rateLimiter    helper.RateLimiterOptions
 	watch          helper.WatchOptions
+	jitter         jitter.IntervalOptions
 }
 
 func parseFlags(args []string) (*flags, error) {
@@ -72,6 +77,11 @@ func parseFlags(args []string) (*flags, error) {
 	f.leaderElection.BindFlags(fs)
 	f.rateLimiter.BindFlags(fs)
 	f.watch.BindFlags(fs)
+	f.jitter.BindFlags(fs)
+	// --kubeconfig, as every controller-runtime binary has it.
+	gofs := goflag.NewFlagSet("", goflag.ContinueOnError)
+	ctrlconfig.RegisterFlags(gofs)
+	fs.AddGoFlagSet(gofs)
 	return f, fs.Parse(args)
 }
 
@@ -80,6 +90,9 @@ func main() {
 		os.Exit(code)
 	}
 	f, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -108,6 +121,9 @@ func run(f *flags) error {
 	if err != nil {
 		return fmt.Errorf("failed to parse watch label selector: %w", err)
 	}
+	if err := f.jitter.SetGlobalJitter(nil); err != nil {
+		return fmt.Errorf("failed to set the interval jitter: %w", err)
+	}
 	restConfig := runtimeclient.GetConfigOrDie(f.client)
 	scheme := newScheme()
 	opts := ctrl.Options{
@@ -126,8 +142,12 @@ func run(f *flags) error {
 			ByObject: map[ctrlclient.Object]ctrlcache.ByObject{&helmv2.HelmRelease{}: {Label: selector}},
 		},
 	}
-	if !f.watch.AllNamespaces {
-		if ns := os.Getenv("RUNTIME_NAMESPACE"); ns != "" {
+	// RUNTIME_NAMESPACE is where the controller runs, as in Flux: its
+	// leader-election Lease lives there, and without --watch-all-namespaces
+	// it is the only namespace watched.
+	if ns := os.Getenv("RUNTIME_NAMESPACE"); ns != "" {
+		opts.LeaderElectionNamespace = ns
+		if !f.watch.AllNamespaces {
 			opts.Cache.DefaultNamespaces = map[string]ctrlcache.Config{ns: {}}
 		}
 	}
@@ -140,11 +160,16 @@ func run(f *flags) error {
 	if err != nil {
 		return fmt.Errorf("failed to create event recorder: %w", err)
 	}
-	watchKinds, err := controllers.ResolveWatchKinds(restConfig, kinds)
+	ctx := ctrl.SetupSignalHandler()
+	watchKinds, err := controllers.ResolveWatchKinds(ctx, restConfig, kinds)
 	if err != nil {
 		return err
 	}
-	setupLog.Info("Watching template and consumer kinds", "kinds", fmt.Sprint(watchKinds), "templateKinds", kinds.String())
+	setupLog.Info("Watching template and consumer kinds", "kinds", fmt.Sprint(watchKinds.Watch), "templateKinds", kinds.String())
+	if len(watchKinds.Forbidden) > 0 {
+		setupLog.Info("Not watching kinds this controller may not list and watch; only the resync covers them (grant them in the chart's templateKinds.rbac)",
+			"kinds", fmt.Sprint(watchKinds.Forbidden))
+	}
 	r := &controllers.HelmReleaseReconciler{
 		Client: mgr.GetClient(),
 		Engine: &apply.Engine{Kinds: kinds, Releases: release.NewReader(f.maxManifestBytes),
@@ -154,9 +179,8 @@ func run(f *flags) error {
 		Reporter:       &report.Writer{Client: mgr.GetClient(), Events: recorder, Metrics: report.NewMetrics(ctrlmetrics.Registry)},
 		ResyncInterval: f.resyncInterval,
 	}
-	ctx := ctrl.SetupSignalHandler()
 	if err := r.SetupWithManager(ctx, mgr, controllers.SetupOptions{
-		MaxConcurrentReconciles: f.concurrent, RateLimiter: helper.GetRateLimiter(f.rateLimiter), WatchKinds: watchKinds,
+		MaxConcurrentReconciles: f.concurrent, RateLimiter: helper.GetRateLimiter(f.rateLimiter), WatchKinds: watchKinds.Watch,
 	}); err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ func (s *scope) act(ctx context.Context) error {
 	for i := range s.res.Templates {
 		t := &s.res.Templates[i]
 		if t.Failed != "" {
-			return fmt.Errorf("%s: %s", t.ID, t.Failed)
+			return fmt.Errorf("%s/%s: %s", t.ID.Kind, t.ID.Name, t.Failed)
 		}
 		if err := s.actTemplate(ctx, t, s.desired[i], s.live[i]); err != nil {
 			return err
@@ -72,11 +72,15 @@ func (s *scope) actTemplate(ctx context.Context, t *TemplateResult, desired, liv
 		if err != nil {
 			return err
 		}
+		obj := plan.BuildRecreate(desired, live, owners, s.planRelease())
+		if err := s.w.validateCreate(ctx, obj); err != nil {
+			return err
+		}
 		logger.Info("Recreating template", "diff", diff.Summary(t.Changes, 80, 10))
 		if err := s.w.deleteExact(ctx, live); err != nil {
 			return err
 		}
-		return s.w.create(ctx, plan.BuildRecreate(desired, live, owners, s.planRelease()))
+		return s.w.create(ctx, obj)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -87,7 +88,7 @@ func (s *scope) markRollouts() {
 	for i := range s.res.Templates {
 		t := &s.res.Templates[i]
 		for j, cp := range s.res.Consumers {
-			t.Reverted = t.Reverted || (cp.Reverted && touches(cp, t.ID))
+			t.Reverted = t.Reverted || slices.Contains(cp.RevertedFrom, t.ID)
 			if t.RenameTo == "" || !pair.RollsMachines(cp.ID.GroupKind) {
 				continue
 			}
@@ -99,13 +100,4 @@ func (s *scope) markRollouts() {
 			}
 		}
 	}
-}
-
-func touches(cp plan.ConsumerPlan, id pair.ID) bool {
-	for _, ch := range cp.Changes {
-		if ch.Before == id.Name {
-			return true
-		}
-	}
-	return false
 }

@@ -9,6 +9,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
 	"github.com/templatedrift/template-drift-controller/internal/pair"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
@@ -100,18 +101,22 @@ func (e *Engine) Run(ctx context.Context, req Request) (*Result, error) {
 			return nil, err
 		}
 	}
+	ignorer, err := diff.NewIgnorer(hr.GetDriftDetection().Ignore)
+	if err != nil && facts.ConfigErr == nil {
+		facts.ConfigErr = fmt.Errorf("%w: spec.driftDetection.ignore: %w", plan.ErrInvalidConfiguration, err)
+	}
 	if v, stop := plan.Evaluate(facts, plan.Gates); stop {
 		res.Verdict = &v
 		return res, nil
 	}
-	s := &scope{engine: e, req: req, rel: rel, objs: objs, res: res,
+	s := &scope{engine: e, req: req, rel: rel, objs: objs, res: res, ignorer: ignorer,
 		w: &writer{c: req.Target.Client, deleteWait: e.DeleteWait}}
 	if err := s.prepare(ctx); err != nil {
 		return nil, err
 	}
 	if err := s.decide(ctx); err != nil {
 		if errors.Is(err, pair.ErrCrossNamespaceRef) {
-			res.Verdict = &plan.Verdict{Status: "False", Reason: "InvalidConfiguration", Message: err.Error()}
+			res.Verdict = &plan.Verdict{Status: "False", Reason: api.InvalidConfigurationReason, Message: err.Error()}
 			return res, nil
 		}
 		return nil, err
@@ -132,7 +137,7 @@ func (e *Engine) readRelease(ctx context.Context, req Request) (*release.Release
 		return nil, pair.Objects{}, fmt.Errorf("%w: HelmRelease has no release in its history", release.ErrReleaseNotFound)
 	}
 	src := release.Source{Secrets: req.Target.Secrets, Meta: req.Target.Client, Key: req.Target.Key}
-	rel, err := e.Releases.Get(ctx, src, hr.GetStorageNamespace(), hr.GetReleaseName(), snap.Version)
+	rel, err := e.Releases.Get(ctx, src, hr.GetStorageNamespace(), release.Name(hr), snap.Version)
 	if err != nil {
 		return nil, pair.Objects{}, err
 	}

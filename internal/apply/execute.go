@@ -53,8 +53,9 @@ func (w *writer) patch(ctx context.Context, live *unstructured.Unstructured, cha
 	return nil
 }
 
-// create creates obj; an object of that name created by an earlier pass is
-// not an error (names are deterministic, the caller checked its content).
+// create creates obj. The caller checked it was absent, so an object of
+// that name appearing in between is a race: ErrConflict, and the next pass
+// looks again.
 func (w *writer) create(ctx context.Context, obj *unstructured.Unstructured) error {
 	err := w.c.Create(ctx, obj, fieldOwner)
 	if apierrors.IsAlreadyExists(err) {
@@ -65,6 +66,30 @@ func (w *writer) create(ctx context.Context, obj *unstructured.Unstructured) err
 	}
 	w.writes++
 	return nil
+}
+
+// validateCreate asks the server, with dryRun=All, whether it would accept
+// obj as a new object: schema, CEL rules and admission webhooks all run.
+// A recreate calls it before deleting, so a manifest the server refuses
+// never costs the live template. The name is changed for the probe because
+// the real name is still taken.
+func (w *writer) validateCreate(ctx context.Context, obj *unstructured.Unstructured) error {
+	probe := obj.DeepCopy()
+	probe.SetName(probeName(obj.GetName()))
+	if err := w.c.Create(ctx, probe, client.DryRunAll, fieldOwner); err != nil {
+		return fmt.Errorf("failed to recreate %s %s/%s: the server refuses the manifest's object: %w",
+			obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
+}
+
+// probeName derives a valid, unused-looking name for a dry-run create.
+func probeName(name string) string {
+	const suffix = "-tdc-probe"
+	if len(name)+len(suffix) > 253 {
+		name = strings.TrimRight(name[:253-len(suffix)], "-.")
+	}
+	return name + suffix
 }
 
 // deleteExact deletes live only if it is still the same object at the same

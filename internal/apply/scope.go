@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/templatedrift/template-drift-controller/api"
@@ -43,15 +45,7 @@ func (s *scope) planRelease() plan.Release {
 // prepare reads what every template decision shares.
 func (s *scope) prepare(ctx context.Context) error {
 	hr := s.req.HelmRelease
-	ig, err := diff.NewIgnorer(hr.GetDriftDetection().Ignore)
-	if err != nil {
-		return fmt.Errorf("failed to compile spec.driftDetection.ignore: %w", err)
-	}
-	s.ignorer = ig
-	s.helm = plan.HelmFacts{
-		ApplyMethod:           s.rel.ApplyMethod,
-		DriftDetectionEnabled: hr.GetDriftDetection().GetMode() == "enabled",
-	}
+	s.helm = helmFacts(hr, s.rel)
 	s.previous = map[pair.ID]*unstructured.Unstructured{}
 	src := release.Source{Secrets: s.req.Target.Secrets, Meta: s.req.Target.Client, Key: s.req.Target.Key}
 	prev, err := s.engine.Releases.PreviousDeployed(ctx, src, hr.GetStorageNamespace(), s.rel.Name, s.rel.Version)
@@ -72,6 +66,23 @@ func (s *scope) prepare(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// helmFacts says how Helm will apply the release's objects next time: the
+// upgrade's spec.upgrade.serverSideApply when it is enabled or disabled, the
+// stored release's apply method when it is auto (helm-controller's default).
+func helmFacts(hr *helmv2.HelmRelease, rel *release.Release) plan.HelmFacts {
+	method := rel.ApplyMethod
+	switch hr.GetUpgrade().ServerSideApply {
+	case helmv2.ServerSideApplyEnabled:
+		method = "ssa"
+	case helmv2.ServerSideApplyDisabled:
+		method = "csa"
+	}
+	return plan.HelmFacts{
+		ApplyMethod:           method,
+		DriftDetectionEnabled: hr.GetDriftDetection().GetMode() == helmv2.DriftDetectionEnabled,
+	}
 }
 
 // skipReason says why a template is not ours to touch, or "".

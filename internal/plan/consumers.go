@@ -24,8 +24,9 @@ type ConsumerPlan struct {
 	ID      pair.ID
 	Changes []diff.Change
 	// Reverted is true when a reference had been repointed before and was
-	// found set back.
-	Reverted bool
+	// found set back; RevertedFrom names the originals it was set back to.
+	Reverted     bool
+	RevertedFrom []pair.ID
 	// Rolls is true when the repoint rolls machines.
 	Rolls bool
 }
@@ -43,7 +44,10 @@ func DecideConsumer(live *unstructured.Unstructured, rotations []Rotation) (Cons
 			continue
 		}
 		p.Changes = append(p.Changes, changes...)
-		p.Reverted = p.Reverted || r.Marked
+		if r.Marked {
+			p.Reverted = true
+			p.RevertedFrom = append(p.RevertedFrom, r.From)
+		}
 		p.Rolls = p.Rolls || pair.RollsMachines(p.ID.GroupKind)
 	}
 	return p, nil

@@ -38,7 +38,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 
 // Correction counts one correction of strategy with result "success" or "failure".
 func (m *Metrics) Correction(strategy, result string) {
-	if m != nil {
+	if m != nil && strategy != "" {
 		m.corrections.WithLabelValues(strategy, result).Inc()
 	}
 }
@@ -66,5 +66,7 @@ func (m *Metrics) observe(key client.ObjectKey, out Outcome) {
 		m.Forget(key)
 		return
 	}
-	m.drifted.WithLabelValues(key.Namespace, key.Name).Set(float64(out.Drifted))
+	if out.Drifted != unknownDrift {
+		m.drifted.WithLabelValues(key.Namespace, key.Name).Set(float64(out.Drifted))
+	}
 }

@@ -17,7 +17,14 @@ const (
 	maxValueRunes   = 60
 	maxPathsPerItem = 4
 	maxMessageRunes = 3000
+	// maxEventRunes keeps event notes under the events.k8s.io limit (1024 bytes
+	// of note is the API's; runes are counted conservatively below it).
+	maxEventRunes = 1000
 )
+
+// unknownDrift marks an Outcome whose pass did not compare templates, so the
+// drifted-templates gauge keeps its last value.
+const unknownDrift = -1
 
 // Outcome is what the reporter should make of a pass.
 type Outcome struct {
@@ -52,50 +59,73 @@ func Summarize(res *apply.Result) Outcome {
 		return fromVerdict(*v)
 	}
 	lines, drifted, failed := describe(res)
-	skipped := describeSkipped(res)
-	out := Outcome{Drifted: drifted, Wrote: res.Writes > 0, ReleaseRef: res.Release.Ref()}
-	corrected := res.Writes > 0
+	notes := describeNotes(res)
+	ref := res.Release.Ref()
+	out := Outcome{Drifted: drifted, Wrote: res.Writes > 0, ReleaseRef: ref}
 	switch {
 	case res.Err != nil:
-		msg := fmt.Sprintf("Correction of release %s failed: %s", res.Release.Ref(), res.Err)
-		out.set(metav1.ConditionFalse, api.CorrectionFailedReason, msg)
-		out.Events = append(out.Events, Event{Type: "Warning", Reason: api.TemplateDriftCorrectionFailedEvent, Message: msg})
+		out.Drifted = stillDrifted(res)
+		out.set(metav1.ConditionFalse, api.CorrectionFailedReason, fmt.Sprintf("Correction of release %s failed: %s", ref, res.Err)+notes)
+		out.event("Warning", api.TemplateDriftCorrectionFailedEvent, false)
 	case failed && res.Options.Mode == plan.ModeEnabled:
-		msg := fmt.Sprintf("Correction of release %s failed: %s", res.Release.Ref(), strings.Join(lines, "; "))
-		out.set(metav1.ConditionFalse, api.CorrectionFailedReason, msg)
-		out.Events = append(out.Events, Event{Type: "Warning", Reason: api.TemplateDriftCorrectionFailedEvent, Message: msg})
+		out.set(metav1.ConditionFalse, api.CorrectionFailedReason, fmt.Sprintf("Correction of release %s failed: %s", ref, strings.Join(lines, "; "))+notes)
+		out.event("Warning", api.TemplateDriftCorrectionFailedEvent, false)
 	case drifted > 0:
-		msg := fmt.Sprintf("Drift in release %s: %s", res.Release.Ref(), strings.Join(lines, "; "))
-		out.set(metav1.ConditionFalse, api.DriftDetectedReason, msg)
-		out.Events = append(out.Events, Event{Type: "Warning", Reason: api.TemplateDriftDetectedEvent, Message: msg})
+		out.set(metav1.ConditionFalse, api.DriftDetectedReason, fmt.Sprintf("Drift in release %s: %s", ref, strings.Join(lines, "; "))+notes)
+		out.event("Warning", api.TemplateDriftDetectedEvent, false)
 	case len(lines) > 0:
-		msg := fmt.Sprintf("Corrected release %s: %s", res.Release.Ref(), strings.Join(lines, "; "))
-		out.set(metav1.ConditionTrue, api.DriftCorrectedReason, msg)
-		out.Events = append(out.Events, Event{Type: "Normal", Reason: api.TemplateDriftCorrectedEvent, Message: msg, Always: corrected})
+		out.set(metav1.ConditionTrue, api.DriftCorrectedReason, fmt.Sprintf("Corrected release %s: %s", ref, strings.Join(lines, "; "))+notes)
+		out.event("Normal", api.TemplateDriftCorrectedEvent, res.Writes > 0)
 	default:
-		msg := fmt.Sprintf("%d templates of release %s match the manifest", len(res.Templates), res.Release.Ref())
-		out.set(metav1.ConditionTrue, api.NoDriftDetectedReason, msg)
-	}
-	if out.Condition != nil && skipped != "" {
-		out.Condition.Message += skipped
-		for i := range out.Events {
-			out.Events[i].Message += skipped
-		}
+		out.set(metav1.ConditionTrue, api.NoDriftDetectedReason, fmt.Sprintf("%d templates of release %s match the manifest", checked(res), ref)+notes)
 	}
 	for _, t := range res.Templates {
-		if t.Reverted && corrected {
+		if t.Reverted && res.Writes > 0 {
 			out.Events = append(out.Events, Event{Type: "Warning", Reason: api.TemplateReferenceRevertedEvent, Always: true,
-				Message: fmt.Sprintf("A reference to %s was set back (by Helm or a person) and repointed to %s again", t.ID, t.RenameTo)})
+				Message: truncate(fmt.Sprintf("A reference to %s was set back (by Helm or a person) and repointed to %s again", t.ID, t.RenameTo), maxEventRunes)})
 		}
 	}
 	return out
 }
 
+// set records the condition, its message cut to maxMessageRunes.
 func (o *Outcome) set(status metav1.ConditionStatus, reason, msg string) {
-	if r := []rune(msg); len(r) > maxMessageRunes {
-		msg = string(r[:maxMessageRunes]) + "…"
+	o.Condition = &metav1.Condition{Type: api.TemplatesInSyncCondition, Status: status, Reason: reason, Message: truncate(msg, maxMessageRunes)}
+}
+
+// event records an event carrying the condition's message, cut to the
+// limit of the events.k8s.io API.
+func (o *Outcome) event(typ, reason string, always bool) {
+	o.Events = append(o.Events, Event{Type: typ, Reason: reason, Message: truncate(o.Condition.Message, maxEventRunes), Always: always})
+}
+
+func truncate(msg string, max int) string {
+	if r := []rune(msg); len(r) > max {
+		return string(r[:max]) + "…"
 	}
-	o.Condition = &metav1.Condition{Type: api.TemplatesInSyncCondition, Status: status, Reason: reason, Message: msg}
+	return msg
+}
+
+// checked counts the templates that were compared (not skipped).
+func checked(res *apply.Result) int {
+	n := 0
+	for _, t := range res.Templates {
+		if t.State != plan.StateSkipped {
+			n++
+		}
+	}
+	return n
+}
+
+// stillDrifted counts the templates a failed pass may have left drifted.
+func stillDrifted(res *apply.Result) int {
+	n := 0
+	for _, t := range res.Templates {
+		if (t.State == plan.StateDrifted || t.State == plan.StateMissing || t.State == plan.StateDeleting) && !t.Superseded {
+			n++
+		}
+	}
+	return n
 }
 
 func fromVerdict(v plan.Verdict) Outcome {
@@ -103,15 +133,15 @@ func fromVerdict(v plan.Verdict) Outcome {
 	case v.Remove:
 		return Outcome{Remove: true}
 	case v.Silent:
-		return Outcome{}
+		return Outcome{Drifted: unknownDrift}
 	}
-	out := Outcome{}
+	out := Outcome{Drifted: unknownDrift}
 	out.set(metav1.ConditionStatus(v.Status), v.Reason, v.Message)
 	typ := "Warning"
 	if v.Reason == api.ClusterPausedReason {
 		typ = "Normal"
 	}
-	out.Events = []Event{{Type: typ, Reason: v.Reason, Message: v.Message}}
+	out.event(typ, v.Reason, false)
 	return out
 }
 
@@ -136,8 +166,8 @@ func describe(res *apply.Result) (lines []string, drifted int, failed bool) {
 			if !enabled {
 				drifted++
 			}
-		case t.Superseded && !enabled:
-			line += fmt.Sprintf(": superseded by %s, rotated earlier", t.RenameTo)
+		case t.Superseded:
+			continue
 		default:
 			line += ": " + strategyText(t, enabled) + " [" + diff.Summary(t.Changes, maxValueRunes, maxPathsPerItem) + "]"
 			if !enabled {
@@ -149,20 +179,27 @@ func describe(res *apply.Result) (lines []string, drifted int, failed bool) {
 	return lines, drifted, failed
 }
 
-// describeSkipped names the templates left alone and why (not owned by the
-// release, opted out, owned by a ClusterClass), so a user sees what the
-// add-on did not check.
-func describeSkipped(res *apply.Result) string {
-	var parts []string
+// describeNotes names the templates healed by an earlier rotation, and those
+// left alone and why (not owned by the release, opted out, owned by a
+// ClusterClass), so a user sees what the add-on did not check.
+func describeNotes(res *apply.Result) string {
+	var superseded, skipped []string
 	for _, t := range res.Templates {
-		if t.State == plan.StateSkipped {
-			parts = append(parts, t.ID.Kind+"/"+t.ID.Name+" ("+t.Skip+")")
+		switch {
+		case t.State == plan.StateSkipped:
+			skipped = append(skipped, t.ID.Kind+"/"+t.ID.Name+" ("+t.Skip+")")
+		case t.Superseded:
+			superseded = append(superseded, t.ID.Kind+"/"+t.ID.Name+" by "+t.RenameTo)
 		}
 	}
-	if len(parts) == 0 {
-		return ""
+	var b strings.Builder
+	if len(superseded) > 0 {
+		b.WriteString(". Superseded earlier: " + strings.Join(superseded, ", "))
 	}
-	return ". Skipped: " + strings.Join(parts, ", ")
+	if len(skipped) > 0 {
+		b.WriteString(". Skipped: " + strings.Join(skipped, ", "))
+	}
+	return b.String()
 }
 
 func strategyText(t apply.TemplateResult, enabled bool) string {

@@ -66,16 +66,17 @@ func TestSummarizeVerdicts(t *testing.T) {
 		verdict: plan.Verdict{Remove: true},
 		want:    Outcome{Remove: true},
 	}, {
-		name:    "silent: empty outcome (no condition change, no event)",
+		name:    "silent: no condition change, no event, gauge untouched",
 		verdict: plan.Verdict{Silent: true},
-		want:    Outcome{},
+		want:    Outcome{Drifted: unknownDrift},
 	}, {
 		name:    "cluster paused: Normal event",
 		verdict: plan.Verdict{Status: "Unknown", Reason: api.ClusterPausedReason, Message: "waiting: Cluster fleet/a is paused"},
 		want: Outcome{
 			Condition: &metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionUnknown,
 				Reason: api.ClusterPausedReason, Message: "waiting: Cluster fleet/a is paused"},
-			Events: []Event{{Type: "Normal", Reason: api.ClusterPausedReason, Message: "waiting: Cluster fleet/a is paused"}},
+			Events:  []Event{{Type: "Normal", Reason: api.ClusterPausedReason, Message: "waiting: Cluster fleet/a is paused"}},
+			Drifted: unknownDrift, // the gauge keeps its last value
 		},
 	}, {
 		name:    "release unavailable: Warning event",
@@ -83,7 +84,8 @@ func TestSummarizeVerdicts(t *testing.T) {
 		want: Outcome{
 			Condition: &metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionUnknown,
 				Reason: api.ReleaseUnavailableReason, Message: "waiting: stored release is pending-upgrade"},
-			Events: []Event{{Type: "Warning", Reason: api.ReleaseUnavailableReason, Message: "waiting: stored release is pending-upgrade"}},
+			Events:  []Event{{Type: "Warning", Reason: api.ReleaseUnavailableReason, Message: "waiting: stored release is pending-upgrade"}},
+			Drifted: unknownDrift, // the gauge keeps its last value
 		},
 	}, {
 		name:    "invalid configuration: False, Warning event",
@@ -91,7 +93,8 @@ func TestSummarizeVerdicts(t *testing.T) {
 		want: Outcome{
 			Condition: &metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionFalse,
 				Reason: api.InvalidConfigurationReason, Message: "invalid configuration: x"},
-			Events: []Event{{Type: "Warning", Reason: api.InvalidConfigurationReason, Message: "invalid configuration: x"}},
+			Events:  []Event{{Type: "Warning", Reason: api.InvalidConfigurationReason, Message: "invalid configuration: x"}},
+			Drifted: unknownDrift, // the gauge keeps its last value
 		},
 	}}
 	for _, tc := range cases {
@@ -186,6 +189,7 @@ func TestSummarize(t *testing.T) {
 		want:        metav1.Condition{Status: metav1.ConditionFalse, Reason: api.CorrectionFailedReason},
 		wantMessage: "Correction of release fleet/cluster-a.v3 failed: admission webhook denied the request",
 		wantEvents:  []wantEvent{{typ: "Warning", reason: api.TemplateDriftCorrectionFailedEvent, contains: []string{"admission webhook denied the request"}}},
+		wantDrifted: 1, // the failed write may have left the template drifted
 	}, {
 		name: "enabled, template failed: False/CorrectionFailed listing the failure",
 		res: result(plan.ModeEnabled, 0, tmpl("workers", plan.StateDrifted, func(t *apply.TemplateResult) {
@@ -364,15 +368,15 @@ func TestSummarizeSuperseded(t *testing.T) {
 		wantContains string    // substring of the condition message
 		wantAbsent   string    // text the message must not contain
 	}{{
-		name:         "warn: reported as superseded, not as a rotation still to do",
+		name:         "warn: noted as superseded, not as a rotation still to do",
 		mode:         plan.ModeWarn,
-		wantContains: "Metal3MachineTemplate/workers: superseded by workers-5f1c2a9b0d, rotated earlier",
+		wantContains: "2 templates of release fleet/cluster-a.v3 match the manifest. Superseded earlier: Metal3MachineTemplate/workers by workers-5f1c2a9b0d",
 		wantAbsent:   "would rotate",
 	}, {
-		name:         "enabled: reported as the rotation in effect",
+		name:         "enabled: the same note; the pass that rotated wrote the DriftCorrected record, which Write keeps",
 		mode:         plan.ModeEnabled,
-		wantContains: "Metal3MachineTemplate/workers: rotate to workers-5f1c2a9b0d, rolls machines: yes [" + imageText + "]",
-		wantAbsent:   "would",
+		wantContains: "Superseded earlier: Metal3MachineTemplate/workers by workers-5f1c2a9b0d",
+		wantAbsent:   "rotate to",
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -381,6 +385,7 @@ func TestSummarizeSuperseded(t *testing.T) {
 			g.Expect(out.Drifted).To(BeZero())
 			g.Expect(out.Condition).NotTo(BeNil())
 			g.Expect(out.Condition.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(out.Condition.Reason).To(Equal(api.NoDriftDetectedReason))
 			g.Expect(out.Condition.Message).To(ContainSubstring(tc.wantContains))
 			g.Expect(out.Condition.Message).NotTo(ContainSubstring(tc.wantAbsent))
 			for _, e := range out.Events {

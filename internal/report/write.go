@@ -67,7 +67,13 @@ func setCondition(hr *helmv2.HelmRelease, out Outcome) bool {
 	case out.Condition == nil:
 		return false
 	case keepCorrected(current, out):
-		return false
+		// Keep the record of the correction, but say it was checked at
+		// this generation.
+		if current.ObservedGeneration == hr.Generation {
+			return false
+		}
+		current.ObservedGeneration = hr.Generation
+		return true
 	}
 	want := *out.Condition
 	want.ObservedGeneration = hr.Generation
