@@ -49,6 +49,9 @@ type scenario struct {
 	liveMutate func(*unstructured.Unstructured)
 	// target is the cluster the release deploys to; nil is env itself.
 	target *testenv.Env
+	// targetSelf sets spec.targetNamespace to the HelmRelease's own
+	// namespace, which makes the release name "<namespace>-cluster".
+	targetSelf bool
 	// realTargets resolves the target as production does (spec.kubeConfig,
 	// impersonation) instead of the counting, crash-injecting client.
 	realTargets bool
@@ -95,8 +98,12 @@ func newWorld(t *testing.T, sc scenario) *world {
 	if sc.status == "" {
 		sc.status = "deployed"
 	}
-	w.rel = testenv.Release{Name: "cluster", Namespace: w.ns, Version: 1, Status: sc.status, ApplyMethod: sc.applyMethod, Manifest: render(sc.release)}
-	w.g.Expect(testenv.CreateLive(w.ctx, w.tgt.Client, w.ns, "cluster", render(sc.live), sc.liveMutate)).To(Succeed())
+	relName := "cluster"
+	if sc.targetSelf {
+		relName = release.Name(&helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: helmv2.HelmReleaseSpec{TargetNamespace: w.ns}})
+	}
+	w.rel = testenv.Release{Name: relName, Namespace: w.ns, Version: 1, Status: sc.status, ApplyMethod: sc.applyMethod, Manifest: render(sc.release)}
+	w.g.Expect(testenv.CreateLive(w.ctx, w.tgt.Client, w.ns, relName, render(sc.live), sc.liveMutate)).To(Succeed())
 	w.createHelmRelease(sc)
 	w.r = w.reconciler()
 	if sc.realTargets {
@@ -114,6 +121,9 @@ func (w *world) createHelmRelease(sc scenario) {
 				Chart: "cluster", SourceRef: helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "charts"},
 			}},
 		},
+	}
+	if sc.targetSelf {
+		hr.Spec.TargetNamespace = w.ns
 	}
 	if sc.hrMutate != nil {
 		sc.hrMutate(hr)

@@ -236,6 +236,13 @@ func TestDecideConsumer(t *testing.T) {
 				g.Expect(got.Changes).To(Equal(tc.wantChanges))
 			}
 			g.Expect(got.Reverted).To(Equal(tc.wantReverted))
+			if tc.wantReverted {
+				// Only the rotations that were set back are named, so the
+				// event names the right template.
+				g.Expect(got.RevertedFrom).To(ConsistOf(marked.From))
+			} else {
+				g.Expect(got.RevertedFrom).To(BeEmpty())
+			}
 			g.Expect(got.Rolls).To(Equal(tc.wantRolls))
 		})
 	}

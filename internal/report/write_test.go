@@ -309,3 +309,19 @@ func deepCopyOutcome(o Outcome) Outcome {
 	c.Events = append([]Event(nil), o.Events...)
 	return c
 }
+
+// TestKeptConditionFollowsGeneration: a DriftCorrected condition kept on a
+// quiet pass still records the generation that pass looked at.
+func TestKeptConditionFollowsGeneration(t *testing.T) {
+	g := NewWithT(t)
+	hr := &helmv2.HelmRelease{}
+	hr.Generation = 6
+	hr.Status.Conditions = []metav1.Condition{ours(metav1.ConditionTrue, api.DriftCorrectedReason, correctedV3, 5)}
+	out := Outcome{Condition: cond(metav1.ConditionTrue, api.NoDriftDetectedReason, "m"), ReleaseRef: "fleet/cluster-a.v3"}
+	g.Expect(setCondition(hr, out)).To(BeTrue())
+	g.Expect(hr.Status.Conditions).To(HaveLen(1))
+	g.Expect(hr.Status.Conditions[0].Reason).To(Equal(api.DriftCorrectedReason))
+	g.Expect(hr.Status.Conditions[0].Message).To(Equal(correctedV3))
+	g.Expect(hr.Status.Conditions[0].ObservedGeneration).To(Equal(int64(6)))
+	g.Expect(setCondition(hr, out)).To(BeFalse(), "nothing left to change")
+}
