@@ -19,8 +19,6 @@ import (
 	"github.com/templatedrift/template-drift-controller/controllers"
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/pair"
-	"github.com/templatedrift/template-drift-controller/internal/release"
-	"github.com/templatedrift/template-drift-controller/internal/report"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
@@ -45,17 +43,11 @@ func TestManagerWatches(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	kinds, err := pair.ParseKinds(pair.DefaultTemplateKinds)
 	g.Expect(err).NotTo(HaveOccurred())
-	watchKinds, err := controllers.ResolveWatchKinds(ctx, env.Config, kinds)
+	_, err = controllers.Setup(ctx, mgr, controllers.Config{
+		Kinds: kinds, DeleteWait: 5 * time.Second, ResyncInterval: 10 * time.Minute,
+		Events: recorder, Metrics: prometheus.NewRegistry(), MaxConcurrentReconciles: 2,
+	})
 	g.Expect(err).NotTo(HaveOccurred())
-	r := &controllers.HelmReleaseReconciler{
-		Client:  mgr.GetClient(),
-		Engine:  &apply.Engine{Kinds: kinds, Releases: release.NewReader(0), DeleteWait: 5 * time.Second},
-		Targets: &apply.Targets{Local: env.Config, Reader: mgr.GetAPIReader(), Scheme: testenv.Scheme()},
-		Reporter: &report.Writer{Client: mgr.GetClient(), Events: recorder,
-			Metrics: report.NewMetrics(prometheus.NewRegistry())},
-		ResyncInterval: 10 * time.Minute,
-	}
-	g.Expect(r.SetupWithManager(ctx, mgr, controllers.SetupOptions{MaxConcurrentReconciles: 2, WatchKinds: watchKinds.Watch})).To(Succeed())
 	done := make(chan error)
 	go func() { done <- mgr.Start(ctx) }()
 	defer func() { cancel(); g.Expect(<-done).To(Succeed()) }()

@@ -13,8 +13,6 @@ import (
 	"github.com/templatedrift/template-drift-controller/controllers"
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/pair"
-	"github.com/templatedrift/template-drift-controller/internal/release"
-	"github.com/templatedrift/template-drift-controller/internal/report"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
@@ -36,20 +34,12 @@ func startController(ctx context.Context, env *testenv.Env) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	watchKinds, err := controllers.ResolveWatchKinds(ctx, env.Config, kinds)
-	if err != nil {
-		return nil, err
-	}
-	r := &controllers.HelmReleaseReconciler{
-		Client:  mgr.GetClient(),
-		Engine:  &apply.Engine{Kinds: kinds, Releases: release.NewReader(pair.DefaultMaxManifestBytes), MaxManifestBytes: pair.DefaultMaxManifestBytes, DeleteWait: 10 * time.Second},
-		Targets: &apply.Targets{Local: env.Config, Reader: mgr.GetAPIReader(), Scheme: testenv.Scheme()},
-		Reporter: &report.Writer{Client: mgr.GetClient(), Events: recorder,
-			Metrics: report.NewMetrics(prometheus.NewRegistry())},
-		ResyncInterval: 10 * time.Minute,
-	}
 	ctx, cancel := context.WithCancel(ctx)
-	if err := r.SetupWithManager(ctx, mgr, controllers.SetupOptions{MaxConcurrentReconciles: 2, WatchKinds: watchKinds.Watch}); err != nil {
+	_, err = controllers.Setup(ctx, mgr, controllers.Config{
+		Kinds: kinds, MaxManifestBytes: pair.DefaultMaxManifestBytes, DeleteWait: 10 * time.Second,
+		ResyncInterval: 10 * time.Minute, Events: recorder, Metrics: prometheus.NewRegistry(), MaxConcurrentReconciles: 2,
+	})
+	if err != nil {
 		cancel()
 		return nil, err
 	}

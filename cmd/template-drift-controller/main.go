@@ -32,8 +32,6 @@ import (
 	"github.com/templatedrift/template-drift-controller/controllers"
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/pair"
-	"github.com/templatedrift/template-drift-controller/internal/release"
-	"github.com/templatedrift/template-drift-controller/internal/report"
 )
 
 // flags are the add-on's own settings; the cross-cutting ones come from
@@ -161,7 +159,12 @@ func run(f *flags) error {
 		return fmt.Errorf("failed to create event recorder: %w", err)
 	}
 	ctx := ctrl.SetupSignalHandler()
-	watchKinds, err := controllers.ResolveWatchKinds(ctx, restConfig, kinds)
+	watchKinds, err := controllers.Setup(ctx, mgr, controllers.Config{
+		Kinds: kinds, MaxManifestBytes: f.maxManifestBytes, DeleteWait: f.deleteWait, ResyncInterval: f.resyncInterval,
+		DefaultServiceAccount: f.defaultServiceAccount, KubeConfigOpts: f.kubeConfig,
+		Events: recorder, Metrics: ctrlmetrics.Registry,
+		MaxConcurrentReconciles: f.concurrent, RateLimiter: helper.GetRateLimiter(f.rateLimiter),
+	})
 	if err != nil {
 		return err
 	}
@@ -169,20 +172,6 @@ func run(f *flags) error {
 	if len(watchKinds.Forbidden) > 0 {
 		setupLog.Info("Not watching kinds this controller may not list and watch; only the resync covers them (grant them in the chart's templateKinds.rbac)",
 			"kinds", fmt.Sprint(watchKinds.Forbidden))
-	}
-	r := &controllers.HelmReleaseReconciler{
-		Client: mgr.GetClient(),
-		Engine: &apply.Engine{Kinds: kinds, Releases: release.NewReader(f.maxManifestBytes),
-			MaxManifestBytes: f.maxManifestBytes, DeleteWait: f.deleteWait},
-		Targets: &apply.Targets{Local: restConfig, Reader: mgr.GetAPIReader(), Scheme: scheme,
-			DefaultServiceAccount: f.defaultServiceAccount, KubeConfigOpts: f.kubeConfig},
-		Reporter:       &report.Writer{Client: mgr.GetClient(), Events: recorder, Metrics: report.NewMetrics(ctrlmetrics.Registry)},
-		ResyncInterval: f.resyncInterval,
-	}
-	if err := r.SetupWithManager(ctx, mgr, controllers.SetupOptions{
-		MaxConcurrentReconciles: f.concurrent, RateLimiter: helper.GetRateLimiter(f.rateLimiter), WatchKinds: watchKinds.Watch,
-	}); err != nil {
-		return err
 	}
 	setupLog.Info("Starting manager", "controller", apply.ControllerName)
 	return mgr.Start(ctx)

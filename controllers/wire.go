@@ -1,0 +1,66 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	runtimeclient "github.com/fluxcd/pkg/runtime/client"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/report"
+)
+
+// Config is everything a manager-run controller needs besides the manager.
+// The binary, the demo and the tests wire the controller through Setup, so
+// they run the same thing.
+type Config struct {
+	// Kinds are the template kinds (--template-kinds).
+	Kinds *pair.KindMatcher
+	// MaxManifestBytes bounds the release manifest (--max-manifest-bytes).
+	MaxManifestBytes int
+	// DeleteWait bounds a recreate's wait for its delete.
+	DeleteWait time.Duration
+	// ResyncInterval is --resync-interval.
+	ResyncInterval time.Duration
+	// DefaultServiceAccount and KubeConfigOpts reach targets as
+	// helm-controller does.
+	DefaultServiceAccount string
+	KubeConfigOpts        runtimeclient.KubeConfigOptions
+	// Events records events (Flux's recorder in production).
+	Events events.EventRecorder
+	// Metrics is the registry the add-on's metrics go to.
+	Metrics prometheus.Registerer
+	// MaxConcurrentReconciles is --concurrent; RateLimiter the workqueue's.
+	MaxConcurrentReconciles int
+	RateLimiter             workqueue.TypedRateLimiter[reconcile.Request]
+}
+
+// Setup builds the reconciler on mgr, resolves the kinds to watch, and
+// registers the controller. It returns the kinds resolved, for the caller
+// to log.
+func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error) {
+	kinds, err := ResolveWatchKinds(ctx, mgr.GetConfig(), cfg.Kinds)
+	if err != nil {
+		return WatchKinds{}, err
+	}
+	r := &HelmReleaseReconciler{
+		Client: mgr.GetClient(),
+		Engine: &apply.Engine{Kinds: cfg.Kinds, Releases: release.NewReader(cfg.MaxManifestBytes),
+			MaxManifestBytes: cfg.MaxManifestBytes, DeleteWait: cfg.DeleteWait},
+		Targets: &apply.Targets{Local: mgr.GetConfig(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(),
+			DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts},
+		Reporter:       &report.Writer{Client: mgr.GetClient(), Events: cfg.Events, Metrics: report.NewMetrics(cfg.Metrics)},
+		ResyncInterval: cfg.ResyncInterval,
+	}
+	err = r.SetupWithManager(ctx, mgr, SetupOptions{
+		MaxConcurrentReconciles: cfg.MaxConcurrentReconciles, RateLimiter: cfg.RateLimiter, WatchKinds: kinds.Watch,
+	})
+	return kinds, err
+}
