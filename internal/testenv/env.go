@@ -65,6 +65,7 @@ func StartWith(name string, opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	reapOrphans(paths.APIServer, paths.Etcd)
 	crds, err := LoadCRDs(append(append([]string{}, paths.CRDDirs...), opts.ExtraCRDDirs...))
 	if err != nil {
 		return nil, err
