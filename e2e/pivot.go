@@ -217,8 +217,13 @@ func (r *pivotRun) heal(ctx context.Context) {
 	refsBefore := r.refs(ctx)
 	By("opting in, with the add-on running as a process")
 	var err error
-	r.addon, err = framework.StartAddon(r.in.Name+"-template-drift-controller", r.mgmt, suite.bins, suite.artifacts)
-	Expect(err).NotTo(HaveOccurred())
+	if os.Getenv("E2E_WITHOUT_ADDON") == "1" {
+		// Negative control: the add-on steps must fail without the add-on.
+		fmt.Fprintln(GinkgoWriter, "E2E_WITHOUT_ADDON=1: the add-on is not started")
+	} else {
+		r.addon, err = framework.StartAddon(r.in.Name+"-template-drift-controller", r.mgmt, suite.bins, suite.artifacts)
+		Expect(err).NotTo(HaveOccurred())
+	}
 	hr := framework.NewClusterHelmRelease(ns, framework.ClusterValues{}, r.in.SSA)
 	Expect(c.Get(ctx, r.key, hr)).To(Succeed())
 	base := hr.DeepCopy()
