@@ -264,7 +264,14 @@ func (r *pivotRun) heal(ctx context.Context) {
 		_ = os.WriteFile(suite.artifacts+"/"+r.in.Name+"-flux-events.txt", []byte(out), 0o644)
 		Expect(out).To(ContainSubstring(api.TemplateDriftCorrectedEvent))
 	}
+	r.reconcileWithFlux(ctx)
+}
 
+// reconcileWithFlux runs `flux reconcile helmrelease cluster --force`: the
+// failed or adopted release is applied again, and TemplatesInSync survives
+// helm-controller's status writes.
+func (r *pivotRun) reconcileWithFlux(ctx context.Context) {
+	c := r.mgmt.Client
 	By("flux reconcile --force: the failed or adopted release is applied again, and the condition survives")
 	out, err := framework.FluxCLI(ctx, suite.bins.Flux, r.mgmt.KubeConfigPath, "reconcile", "helmrelease", "cluster", "-n", ns, "--force")
 	fmt.Fprintf(GinkgoWriter, "$ flux reconcile helmrelease cluster --force\n%s\n", out)

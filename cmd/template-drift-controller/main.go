@@ -20,6 +20,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/logger"
 	"github.com/fluxcd/pkg/runtime/probes"
 	flag "github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -102,28 +103,11 @@ func main() {
 	}
 }
 
-func newScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	_ = helmv2.AddToScheme(s)
-	return s
-}
-
-func run(f *flags) error {
-	setupLog := ctrl.Log.WithName("setup")
-	kinds, err := pair.ParseKinds(f.templateKinds)
-	if err != nil {
-		return err
-	}
-	selector, err := helper.GetWatchSelector(f.watch)
-	if err != nil {
-		return fmt.Errorf("failed to parse watch label selector: %w", err)
-	}
-	if err := f.jitter.SetGlobalJitter(nil); err != nil {
-		return fmt.Errorf("failed to set the interval jitter: %w", err)
-	}
-	restConfig := runtimeclient.GetConfigOrDie(f.client)
-	scheme := newScheme()
+// managerOptions are the manager's settings from the flags, as in Flux
+// controllers: leader election, probes, metrics, and a HelmRelease cache
+// limited by the watch label selector (and to RUNTIME_NAMESPACE without
+// --watch-all-namespaces).
+func managerOptions(f *flags, scheme *runtime.Scheme, selector labels.Selector) ctrl.Options {
 	opts := ctrl.Options{
 		Scheme:                        scheme,
 		HealthProbeBindAddress:        f.healthAddr,
@@ -149,6 +133,32 @@ func run(f *flags) error {
 			opts.Cache.DefaultNamespaces = map[string]ctrlcache.Config{ns: {}}
 		}
 	}
+	return opts
+}
+
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = helmv2.AddToScheme(s)
+	return s
+}
+
+func run(f *flags) error {
+	setupLog := ctrl.Log.WithName("setup")
+	kinds, err := pair.ParseKinds(f.templateKinds)
+	if err != nil {
+		return err
+	}
+	selector, err := helper.GetWatchSelector(f.watch)
+	if err != nil {
+		return fmt.Errorf("failed to parse watch label selector: %w", err)
+	}
+	if err := f.jitter.SetGlobalJitter(nil); err != nil {
+		return fmt.Errorf("failed to set the interval jitter: %w", err)
+	}
+	restConfig := runtimeclient.GetConfigOrDie(f.client)
+	scheme := newScheme()
+	opts := managerOptions(f, scheme, selector)
 	mgr, err := ctrl.NewManager(restConfig, opts)
 	if err != nil {
 		return fmt.Errorf("failed to create manager: %w", err)
