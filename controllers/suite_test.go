@@ -2,7 +2,10 @@ package controllers_test
 
 import (
 	"fmt"
+
+	"github.com/go-logr/logr"
 	"os"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"testing"
 
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
@@ -13,6 +16,8 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
+	// The controller's logs are not asserted on; keep them out of the output.
+	ctrl.SetLogger(logr.Discard())
 	var err error
 	env, err = testenv.Start("controllers")
 	if err != nil {
