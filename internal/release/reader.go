@@ -98,10 +98,25 @@ func (r *Reader) lookup(ctx context.Context, meta client.Reader, key memoKey) (*
 	return e, nil
 }
 
+// minDecodedLimit is the least a decompressed release may reach: a Secret
+// holds at most 1 MiB, and real releases decompress to a few MiB.
+const minDecodedLimit = 64 << 20
+
+// maxDecodedBytes bounds a decompressed release: eight times the manifest
+// limit (room for the chart's templates, files and values stored beside the
+// manifest), and never below minDecodedLimit. A Secret that decompresses to
+// more (a gzip bomb) is refused before Helm's driver reads it into memory.
+func maxDecodedBytes(maxManifestBytes int) int64 {
+	if maxManifestBytes <= 0 {
+		return 0
+	}
+	return max(int64(maxManifestBytes)*8, minDecodedLimit)
+}
+
 // decode reads and decodes the Secret with Helm's driver. API failures are
 // returned as errors; decode outcomes, good or bad, as an entry to memoize.
 func (r *Reader) decode(ctx context.Context, secrets corev1client.SecretInterface, key memoKey, name string, version int) (*memoEntry, error) {
-	bound := &boundSecrets{SecretInterface: secrets, ctx: ctx}
+	bound := &boundSecrets{SecretInterface: secrets, ctx: ctx, maxDecoded: maxDecodedBytes(r.maxManifestBytes)}
 	rls, err := storage.Init(driver.NewSecrets(bound)).Get(name, version)
 	switch {
 	case errors.Is(err, driver.ErrReleaseNotFound):
@@ -111,6 +126,11 @@ func (r *Reader) decode(ctx context.Context, secrets corev1client.SecretInterfac
 	}
 	r.decodes.Add(1)
 	e := &memoEntry{key: key, uid: bound.got.UID, resourceVersion: bound.got.ResourceVersion}
+	if bound.tooLarge {
+		e.err = fmt.Errorf("failed to decode release Secret %s/%s: %w: it decompresses to more than %d bytes",
+			key.namespace, key.name, ErrManifestTooLarge, bound.maxDecoded)
+		return e, nil
+	}
 	if err != nil {
 		e.err = fmt.Errorf("failed to decode release Secret %s/%s: %w: %w", key.namespace, key.name, ErrReleaseCorrupt, err)
 		return e, nil

@@ -1,8 +1,12 @@
 package release
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"errors"
+	"io"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +33,11 @@ type boundSecrets struct {
 	got    *corev1.Secret
 	getErr error
 	gets   int
+
+	// maxDecoded bounds the decompressed release (0: no bound); tooLarge
+	// records that the Secret exceeded it.
+	maxDecoded int64
+	tooLarge   bool
 }
 
 var _ corev1client.SecretInterface = (*boundSecrets)(nil)
@@ -40,7 +49,35 @@ func (s *boundSecrets) Get(_ context.Context, name string, opts metav1.GetOption
 	if s.got == nil && s.getErr == nil {
 		s.getErr = errors.New("API returned no Secret") // the driver would dereference nil
 	}
+	if s.getErr == nil && s.maxDecoded > 0 && decodedOver(s.got.Data["release"], s.maxDecoded) {
+		// Helm's driver reads the whole decompressed release into memory:
+		// hand it nothing to decode, so a gzip bomb costs a bounded read.
+		s.tooLarge = true
+		trimmed := s.got.DeepCopy()
+		trimmed.Data["release"] = nil
+		return trimmed, nil
+	}
 	return s.got, s.getErr
+}
+
+// decodedOver reports whether data (base64, optionally gzip, as Helm stores
+// data.release) decodes to more than limit bytes. It streams, holding at
+// most one buffer, whatever the compression ratio.
+func decodedOver(data []byte, limit int64) bool {
+	raw := base64.NewDecoder(base64.StdEncoding, bytes.NewReader(data))
+	head := make([]byte, 3)
+	n, _ := io.ReadFull(raw, head)
+	var r io.Reader = io.MultiReader(bytes.NewReader(head[:n]), raw)
+	if n == 3 && bytes.Equal(head, []byte{0x1f, 0x8b, 0x08}) {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return false // not gzip after all: the driver reports it as corrupt
+		}
+		defer zr.Close()
+		r = zr
+	}
+	read, _ := io.Copy(io.Discard, io.LimitReader(r, limit+1))
+	return read > limit
 }
 
 // Create is refused: the package is read-only.
