@@ -63,7 +63,7 @@ func FuzzObject(f *testing.F) {
 		live, ok2 := fuzzObject(rawLive)
 		previous, ok3 := fuzzObject(rawPrevious)
 		if !ok1 || !ok2 || !ok3 {
-			t.Skip("not JSON")
+			return // not JSON objects: nothing to compare
 		}
 		opts := Options{Previous: previous, IgnorePaths: []string{ignore}}
 		before := [][]byte{mustJSON(t, desired), mustJSON(t, live), mustJSON(t, previous)}
