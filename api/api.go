@@ -26,7 +26,16 @@ const (
 	// SourceReleaseAnnotation records the release (<ns>/<name>.v<N>) whose
 	// manifest a replacement or recreated template was built from.
 	SourceReleaseAnnotation = "templatedrift.io/source-release"
+	// CorrectionAnnotation records how the add-on last corrected a template
+	// under its own name ("in-place" or "recreate"), next to
+	// SourceReleaseAnnotation. Later passes read the pair to report the
+	// correction from the world, not from their own previous condition.
+	CorrectionAnnotation = "templatedrift.io/correction"
 )
+
+// ControllerName is the one name used as field manager, event source,
+// leader-election ID and metrics prefix.
+const ControllerName = "template-drift-controller"
 
 // Modes of ModeAnnotation.
 const (

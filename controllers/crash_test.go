@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 )
 
 // templateKinds and consumerKinds are what the crash test counts and checks.
@@ -38,7 +38,7 @@ func (w *world) expectNoDanglingRefs(allowMissing ...string) {
 	w.t.Helper()
 	for _, k := range append(append([][2]string{}, consumerKinds...), templateKinds...) {
 		for _, o := range w.list(k[0], k[1]) {
-			refs, err := pair.References(&o)
+			refs, err := manifest.References(&o)
 			w.g.Expect(err).NotTo(HaveOccurred())
 			for _, r := range refs {
 				target := &metav1.PartialObjectMetadata{}

@@ -37,6 +37,20 @@ func expectRotated(w *world, apiVersion, kind, original string) *unstructured.Un
 	return r
 }
 
+// replacementOf finds, by listing, the one object of kind that says it
+// replaces original.
+func replacementOf(w *world, apiVersion, kind, original string) *unstructured.Unstructured {
+	w.t.Helper()
+	var found []unstructured.Unstructured
+	for _, o := range w.list(apiVersion, kind) {
+		if o.GetAnnotations()[api.ReplacesAnnotation] == original {
+			found = append(found, o)
+		}
+	}
+	w.g.Expect(found).To(HaveLen(1), "exactly one replacement of %s", original)
+	return &found[0]
+}
+
 // TestLockedDataTemplateRotates: a CSA release whose Metal3DataTemplate
 // metaData drifted. The m3dt is rotated, the mutable m3mt repointed in place,
 // no machine rolls, and a second pass writes nothing.
@@ -58,7 +72,7 @@ func TestLockedDataTemplateRotates(t *testing.T) {
 	g.Expect(w.get(md, "MachineDeployment", "mgmt-md0").GetResourceVersion()).To(Equal(mdBefore))
 	cond := w.condition()
 	g.Expect(cond.Reason).To(Equal(api.DriftCorrectedReason))
-	g.Expect(cond.Message).To(ContainSubstring("Metal3DataTemplate/mgmt-md0-metadata: rotate to mgmt-md0-metadata-"))
+	g.Expect(cond.Message).To(ContainSubstring("Metal3DataTemplate/mgmt-md0-metadata: rotated to mgmt-md0-metadata-"))
 	g.Expect(cond.Message).To(ContainSubstring("rolls machines: no"))
 	g.Expect(cond.Message).NotTo(ContainSubstring("rolls machines: yes"))
 
@@ -130,7 +144,7 @@ func TestLockedMachineTemplateRotatesEveryReference(t *testing.T) {
 		g.Expect(str(w.get(rp.apiVersion, rp.kind, rp.name), rp.path...)).To(Equal(r.GetName()), "%s %s .%s", rp.kind, rp.name, strings.Join(rp.path, "."))
 	}
 	cond := w.condition()
-	g.Expect(cond.Message).To(ContainSubstring("LockedMachineTemplate/mgmt-cp: rotate to " + r.GetName() + ", rolls machines: yes"))
+	g.Expect(cond.Message).To(ContainSubstring("LockedMachineTemplate/mgmt-cp: rotated to " + r.GetName() + ", rolls machines: yes"))
 	g.Expect(w.reconcile()).To(Equal(0))
 }
 
@@ -172,7 +186,7 @@ func TestAutoPicksRecreate(t *testing.T) {
 			}
 			cond := w.condition()
 			g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(cond.Message).To(ContainSubstring("LockedMachineTemplate/mgmt-cp: recreate, rolls machines: no"))
+			g.Expect(cond.Message).To(ContainSubstring("LockedMachineTemplate/mgmt-cp: recreated, rolls machines: no"))
 			g.Expect(w.reconcile()).To(Equal(0))
 		})
 	}

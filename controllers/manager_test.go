@@ -17,8 +17,7 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/controllers"
-	"github.com/templatedrift/template-drift-controller/internal/apply"
-	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
@@ -39,9 +38,9 @@ func TestManagerWatches(t *testing.T) {
 		HealthProbeBindAddress: "0",
 	})
 	g.Expect(err).NotTo(HaveOccurred())
-	recorder, err := events.NewRecorder(ctrl.Log, "", apply.ControllerName, events.WithManager(mgr))
+	recorder, err := events.NewRecorder(ctrl.Log, "", api.ControllerName, events.WithManager(mgr))
 	g.Expect(err).NotTo(HaveOccurred())
-	kinds, err := pair.ParseKinds(pair.DefaultTemplateKinds)
+	kinds, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = controllers.Setup(ctx, mgr, controllers.Config{
 		Kinds: kinds, DeleteWait: 5 * time.Second, ResyncInterval: 10 * time.Minute,

@@ -8,17 +8,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/templatedrift/template-drift-controller/api"
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/release"
 )
 
@@ -50,7 +51,7 @@ func (r *HelmReleaseReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		return fmt.Errorf("failed to index HelmReleases by release: %w", err)
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
-		Named(apply.ControllerName).
+		Named(api.ControllerName).
 		For(&helmv2.HelmRelease{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{},
 			predicate.AnnotationChangedPredicate{},
@@ -74,6 +75,8 @@ func (r *HelmReleaseReconciler) toHelmRelease(ctx context.Context, o client.Obje
 	}
 	var list helmv2.HelmReleaseList
 	if err := r.Client.List(ctx, &list, client.MatchingFields{releaseIndex: ns + "/" + name}); err != nil {
+		// The cache answers this; the resync covers the object if it fails.
+		log.FromContext(ctx).V(1).Info("Cannot map object to its HelmRelease", "object", klog.KObj(o), "reason", err.Error())
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))

@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -40,9 +41,13 @@ func TestExplicitRotateOnMutable(t *testing.T) {
 	r := expectRotated(w, m3, "Metal3MachineTemplate", "mgmt-md0")
 	g.Expect(str(r, "spec", "template", "spec", "image", "url")).To(Equal(mgmt.ImageURL))
 	g.Expect(str(w.get(md, "MachineDeployment", "mgmt-md0"), "spec", "template", "spec", "infrastructureRef", "name")).To(Equal(r.GetName()))
-	cp := w.get(m3, "Metal3MachineTemplate", "mgmt-cp").GetAnnotations()[api.SupersededByAnnotation]
-	g.Expect(str(w.get("controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane", "mgmt-cp"), "spec", "machineTemplate", "spec", "infrastructureRef", "name")).To(Equal(cp))
-	g.Expect(w.condition().Message).To(ContainSubstring("rotate to " + r.GetName() + ", rolls machines: yes"))
+	// The control plane's reference is checked against the object that
+	// really replaces mgmt-cp (found by listing), not against our own mark.
+	cp := replacementOf(w, m3, "Metal3MachineTemplate", "mgmt-cp")
+	g.Expect(str(cp, "spec", "template", "spec", "image", "url")).To(Equal(mgmt.ImageURL))
+	g.Expect(cp.GetName()).To(MatchRegexp("^mgmt-cp-[0-9a-f]{10}$"))
+	g.Expect(str(w.get("controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane", "mgmt-cp"), "spec", "machineTemplate", "spec", "infrastructureRef", "name")).To(Equal(cp.GetName()))
+	g.Expect(w.condition().Message).To(ContainSubstring("rotated to " + r.GetName() + ", rolls machines: yes"))
 	g.Expect(w.reconcile()).To(Equal(0))
 }
 
@@ -59,4 +64,21 @@ func TestExplicitRecreateOnMutable(t *testing.T) {
 	g.Expect(str(w.get(md, "MachineDeployment", "mgmt-md0"), "spec", "template", "spec", "infrastructureRef", "name")).To(Equal("mgmt-md0"))
 	g.Expect(w.list(m3, "Metal3MachineTemplate")).To(HaveLen(2))
 	g.Expect(w.reconcile()).To(Equal(0))
+}
+
+// TestRecreateRefusedKeepsTemplate: a recreate whose manifest object the
+// server would refuse is found out by a dry-run before the delete, so the
+// live template is never lost.
+func TestRecreateRefusedKeepsTemplate(t *testing.T) {
+	badRelease := mgmt
+	w := newWorld(t, scenario{annotations: withStrategy(api.StrategyRecreate), live: bootstrap, release: badRelease})
+	// The stored manifest names a checksum-less image, which the CRD refuses.
+	broken := strings.ReplaceAll(render(mgmt), `checksum: "http://192.168.100.2/images/ubuntu.qcow2.sha256sum", `, "")
+	w.storeAndRecord(2, "deployed", broken)
+	uid := w.get(m3, "Metal3MachineTemplate", "mgmt-cp").GetUID()
+	w.g.Expect(w.reconcile()).To(Equal(0), "nothing deleted")
+	w.g.Expect(w.get(m3, "Metal3MachineTemplate", "mgmt-cp").GetUID()).To(Equal(uid))
+	cond := w.condition()
+	w.g.Expect(cond.Reason).To(Equal(api.CorrectionFailedReason))
+	w.g.Expect(cond.Message).To(ContainSubstring("the server refuses the manifest's object"))
 }

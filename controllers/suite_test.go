@@ -3,10 +3,11 @@ package controllers_test
 import (
 	"fmt"
 
-	"github.com/go-logr/logr"
 	"os"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"testing"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )

@@ -105,7 +105,7 @@ func TestPreviousReleaseRemoval(t *testing.T) {
 	g.Expect(w.reconcile()).To(Equal(1))
 	_, found, _ := unstructured.NestedMap(w.get(m3, "Metal3MachineTemplate", "mgmt-md0").Object, "spec", "template", "spec", "hostSelector")
 	g.Expect(found).To(BeFalse())
-	g.Expect(w.condition().Message).To(ContainSubstring("/spec/template/spec/hostSelector"))
+	g.Expect(w.events()).To(ContainElement(ContainSubstring("/spec/template/spec/hostSelector")), "the correcting event names the field")
 }
 
 // TestResync: a healthy pass asks to be run again after about the resync
@@ -121,5 +121,7 @@ func TestResync(t *testing.T) {
 	w.storeAndRecord(2, "pending-upgrade", render(mgmt))
 	res, err = w.r.Reconcile(w.ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(w.hr)})
 	w.g.Expect(err).NotTo(HaveOccurred())
+	w.g.Expect(reasonOf(w.condition())).To(Equal(api.ReleaseUnavailableReason))
+	w.g.Expect(res.RequeueAfter).To(BeNumerically(">", 0), "a wait is looked at again, without back-off")
 	w.g.Expect(res.RequeueAfter).To(BeNumerically("<", time.Minute))
 }

@@ -6,13 +6,15 @@ import (
 
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/templatedrift/template-drift-controller/internal/apply"
-	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/pipeline"
 	"github.com/templatedrift/template-drift-controller/internal/release"
 	"github.com/templatedrift/template-drift-controller/internal/report"
 )
@@ -22,7 +24,7 @@ import (
 // they run the same thing.
 type Config struct {
 	// Kinds are the template kinds (--template-kinds).
-	Kinds *pair.KindMatcher
+	Kinds *manifest.KindMatcher
 	// MaxManifestBytes bounds the release manifest (--max-manifest-bytes).
 	MaxManifestBytes int
 	// DeleteWait bounds a recreate's wait for its delete.
@@ -52,10 +54,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	}
 	r := &HelmReleaseReconciler{
 		Client: mgr.GetClient(),
-		Engine: &apply.Engine{Kinds: cfg.Kinds, Releases: release.NewReader(cfg.MaxManifestBytes),
-			MaxManifestBytes: cfg.MaxManifestBytes, DeleteWait: cfg.DeleteWait},
-		Targets: &apply.Targets{Local: mgr.GetConfig(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(),
-			DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts},
+		Engine: &pipeline.Engine{Kinds: cfg.Kinds, Releases: release.NewReader(cfg.MaxManifestBytes),
+			MaxManifestBytes: cfg.MaxManifestBytes, DeleteWait: cfg.DeleteWait,
+			Targets: &apply.Targets{Local: apply.LogWarningsOnce(rest.CopyConfig(mgr.GetConfig())), Reader: mgr.GetAPIReader(),
+				Scheme: mgr.GetScheme(), DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts}},
 		Reporter:       &report.Writer{Client: mgr.GetClient(), Events: cfg.Events, Metrics: report.NewMetrics(cfg.Metrics)},
 		ResyncInterval: cfg.ResyncInterval,
 	}

@@ -25,7 +25,8 @@ import (
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/controllers"
 	"github.com/templatedrift/template-drift-controller/internal/apply"
-	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/pipeline"
 	"github.com/templatedrift/template-drift-controller/internal/release"
 	"github.com/templatedrift/template-drift-controller/internal/report"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
@@ -73,6 +74,8 @@ type world struct {
 	failAfter atomic.Int32 // crash on the write after this many; -1 never
 	recorder  *events.FakeRecorder
 	r         *controllers.HelmReleaseReconciler
+	// lastErr is what the last reconcile returned.
+	lastErr error
 }
 
 type staticTarget struct{ t *apply.Target }
@@ -107,7 +110,7 @@ func newWorld(t *testing.T, sc scenario) *world {
 	w.createHelmRelease(sc)
 	w.r = w.reconciler()
 	if sc.realTargets {
-		w.r.Targets = &apply.Targets{Local: env.Config, Reader: env.Client, Scheme: testenv.Scheme()}
+		w.r.Engine.Targets = &apply.Targets{Local: env.Config, Reader: env.Client, Scheme: testenv.Scheme()}
 	}
 	return w
 }
@@ -208,24 +211,32 @@ func (w *world) reconciler() *controllers.HelmReleaseReconciler {
 	})
 	cs, err := kubernetes.NewForConfig(w.tgt.Config)
 	w.g.Expect(err).NotTo(HaveOccurred())
-	kinds, err := pair.ParseKinds(pair.DefaultTemplateKinds)
+	kinds, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
 	w.g.Expect(err).NotTo(HaveOccurred())
 	w.recorder = events.NewFakeRecorder(100)
 	return &controllers.HelmReleaseReconciler{
-		Client:         env.Client,
-		Engine:         &apply.Engine{Kinds: kinds, Releases: release.NewReader(pair.DefaultMaxManifestBytes), MaxManifestBytes: pair.DefaultMaxManifestBytes, DeleteWait: 5 * time.Second},
-		Targets:        staticTarget{t: &apply.Target{Client: c, Secrets: cs.CoreV1(), Key: "test"}},
+		Client: env.Client,
+		Engine: &pipeline.Engine{Kinds: kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes), MaxManifestBytes: manifest.DefaultMaxManifestBytes,
+			DeleteWait: 5 * time.Second, Targets: staticTarget{t: &apply.Target{Client: c, Secrets: cs.CoreV1(), Key: "test"}}},
 		Reporter:       &report.Writer{Client: env.Client, Events: w.recorder},
 		ResyncInterval: 10 * time.Minute,
 	}
 }
 
 // reconcile runs one pass and returns the writes it made to the target.
+// A pass may fail (it then returns its error, for the rate limiter's
+// back-off), but only after reporting CorrectionFailed: an error with no
+// condition would leave the user blind.
 func (w *world) reconcile() int {
 	w.t.Helper()
 	before := w.writes.Load()
 	_, err := w.r.Reconcile(w.ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(w.hr)})
-	w.g.Expect(err).NotTo(HaveOccurred())
+	w.lastErr = err
+	if err != nil {
+		c := w.condition()
+		w.g.Expect(c).NotTo(BeNil(), "a failed pass reports it: %v", err)
+		w.g.Expect(c.Reason).To(Equal(api.CorrectionFailedReason), "a failed pass reports it: %v", err)
+	}
 	return int(w.writes.Load() - before)
 }
 

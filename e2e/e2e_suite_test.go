@@ -1,5 +1,9 @@
 //go:build e2e
 
+// Package e2e is the ginkgo end-to-end suite (`make e2e`): the real
+// helm-controller, source-controller and flux CLI, a chart repository on
+// 127.0.0.1 and a real `clusterctl move` between two API servers, with the
+// add-on as a separate process. E2E_WITHOUT_ADDON=1 is its negative control.
 package e2e
 
 import (

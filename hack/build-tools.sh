@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Builds the code generators the Makefile runs (today only controller-gen,
-# for `make manifests`) from the Go module proxy with `go install`, into the
-# user cache and bin/<tool>/<version>/, as the other hack/build-*.sh scripts do.
+# Builds the tools the Makefile runs (controller-gen for `make manifests`,
+# golangci-lint for `make lint` and `make vet`) from the Go module proxy with
+# `go install`, into the user cache and bin/<tool>/<version>/, as the other
+# hack/build-*.sh scripts do. Arguments name the tools to build (default: all),
+# so `make lint` builds golangci-lint only: bash hack/build-tools.sh golangci-lint
 #
-# The version lives here rather than in hack/versions.env because it pins a
-# build tool, not part of the test control plane that internal/testenv reads.
+# The versions live here rather than in hack/versions.env because they pin
+# build tools, not part of the test control plane that internal/testenv reads.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # controller-gen: v0.23.0 is the newest release on the proxy, built against
@@ -13,23 +15,50 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # (keep it a plain NAME=value assignment).
 CONTROLLER_GEN_VERSION=v0.23.0
 
-if have_cached controller-gen "$CONTROLLER_GEN_VERSION" controller-gen; then
-  log "controller-gen $CONTROLLER_GEN_VERSION: already built ($BIN_DIR/controller-gen/$CONTROLLER_GEN_VERSION)"
-  exit 0
-fi
+# golangci-lint: v2.15.0 builds with go1.26.8 and understands Go 1.26 code.
+# Its config is .golangci.yml (v2 format). A linter must be built with a Go at
+# least as new as the code it checks: bump it when go.mod's go line moves.
+# The Makefile reads this line (keep it a plain NAME=value assignment).
+GOLANGCI_LINT_VERSION=v2.15.0
 
-log "Building controller-gen $CONTROLLER_GEN_VERSION from the module proxy (cold: 1-3 min)"
-work="$(mktemp -d "${TMPDIR:-/tmp}/tdc-tools.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
-out="$work/out"
-mkdir -p "$out"
+# build_tool NAME VERSION PACKAGE COLD VERSION_CMD... : go install PACKAGE@VERSION
+# unless bin/NAME/VERSION/NAME is cached, check that VERSION_CMD prints VERSION
+# (without its leading v), and publish it.
+build_tool() {
+  local name=$1 version=$2 pkg=$3 cold=$4; shift 4
+  if have_cached "$name" "$version" "$name"; then
+    log "$name $version: already built ($BIN_DIR/$name/$version)"
+    return 0
+  fi
+  log "Building $name $version from the module proxy (cold: $cold)"
+  local work out
+  work="$(mktemp -d "${TMPDIR:-/tmp}/tdc-tools.XXXXXX")"
+  out="$work/out"
+  mkdir -p "$out"
+  # Outside the repository, so go.mod of this module plays no part; GOFLAGS is
+  # cleared so a caller's -mod=vendor cannot break `go install pkg@version`.
+  (cd "$work" && GOBIN="$out" GOFLAGS= CGO_ENABLED=0 timed "go install $name" \
+    go install -trimpath -ldflags "-s -w" "$pkg@$version") \
+    || { rm -rf "$work"; die "building $name $version failed"; }
+  local reported
+  reported="$("$out/$name" "$@" 2>&1)" || true
+  grep -q "${version#v}" <<<"$reported" \
+    || { rm -rf "$work"; die "$name does not report $version: $reported"; }
+  publish "$name" "$version" "$out"
+  rm -rf "$work"
+  log "$name $version ready in $BIN_DIR/$name/$version"
+}
 
-# Outside the repository, so go.mod of this module plays no part; GOFLAGS is
-# cleared so a caller's -mod=vendor cannot break `go install pkg@version`.
-(cd "$work" && GOBIN="$out" GOFLAGS= CGO_ENABLED=0 timed "go install controller-gen" \
-  go install -trimpath -ldflags "-s -w" "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION") \
-  || die "building controller-gen $CONTROLLER_GEN_VERSION failed"
-"$out/controller-gen" --version | grep -q "$CONTROLLER_GEN_VERSION" \
-  || die "controller-gen does not report $CONTROLLER_GEN_VERSION: $("$out/controller-gen" --version)"
-publish controller-gen "$CONTROLLER_GEN_VERSION" "$out"
-log "controller-gen $("$BIN_DIR/controller-gen/$CONTROLLER_GEN_VERSION/controller-gen" --version) ready in $BIN_DIR/controller-gen/$CONTROLLER_GEN_VERSION"
+tools=("$@")
+[[ ${#tools[@]} -gt 0 ]] || tools=(controller-gen golangci-lint)
+for tool in "${tools[@]}"; do
+  case "$tool" in
+    controller-gen)
+      build_tool controller-gen "$CONTROLLER_GEN_VERSION" \
+        sigs.k8s.io/controller-tools/cmd/controller-gen "1-3 min" --version ;;
+    golangci-lint)
+      build_tool golangci-lint "$GOLANGCI_LINT_VERSION" \
+        github.com/golangci/golangci-lint/v2/cmd/golangci-lint "3-6 min" version ;;
+    *) die "unknown tool $tool (known: controller-gen golangci-lint)" ;;
+  esac
+done

@@ -17,9 +17,10 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/apply"
-	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/diffreport"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/pipeline"
 	"github.com/templatedrift/template-drift-controller/internal/release"
-	"github.com/templatedrift/template-drift-controller/internal/report"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
@@ -73,30 +74,30 @@ func (s scenario) run(ctx context.Context, env *testenv.Env) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nAfter the controller ran, live templates in sync with the manifest: %s\n", yes(after.ExitCode() == report.ExitInSync))
+	fmt.Printf("\nAfter the controller ran, live templates in sync with the manifest: %s\n", yes(after.ExitCode() == diffreport.ExitInSync))
 	fmt.Printf("\n$ kubectl -n %s get helmrelease %s -o jsonpath='{.status.conditions[?(@.type==\"%s\")]}'\n", key.Namespace, key.Name, api.TemplatesInSyncCondition)
 	fmt.Printf("%s=%s, reason %s:\n  %s\n", cond.Type, cond.Status, cond.Reason, cond.Message)
 	return printEvents(ctx, env, key)
 }
 
 // diff runs the controller's pipeline read-only, as the diff command does.
-func diff(ctx context.Context, env *testenv.Env, key client.ObjectKey) (report.DiffReport, error) {
+func diff(ctx context.Context, env *testenv.Env, key client.ObjectKey) (diffreport.DiffReport, error) {
 	hr := &helmv2.HelmRelease{}
 	if err := env.Client.Get(ctx, key, hr); err != nil {
-		return report.DiffReport{}, err
+		return diffreport.DiffReport{}, err
 	}
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
-		return report.DiffReport{}, err
+		return diffreport.DiffReport{}, err
 	}
-	kinds, _ := pair.ParseKinds(pair.DefaultTemplateKinds)
-	engine := &apply.Engine{Kinds: kinds, Releases: release.NewReader(0)}
-	res, err := engine.Run(ctx, apply.Request{HelmRelease: hr, ReadOnly: true,
+	kinds, _ := manifest.ParseKinds(manifest.DefaultTemplateKinds)
+	engine := &pipeline.Engine{Kinds: kinds, Releases: release.NewReader(0)}
+	res, err := engine.Run(ctx, pipeline.Request{HelmRelease: hr, ReadOnly: true,
 		Target: &apply.Target{Client: env.Client, Secrets: cs.CoreV1(), Key: "demo"}})
 	if err != nil {
-		return report.DiffReport{}, err
+		return diffreport.DiffReport{}, err
 	}
-	return report.NewDiffReport(key.String(), res), nil
+	return diffreport.NewDiffReport(key.String(), res), nil
 }
 
 func optIn(ctx context.Context, env *testenv.Env, key client.ObjectKey) error {

@@ -13,9 +13,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/internal/apply"
-	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/diffreport"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/pipeline"
 	"github.com/templatedrift/template-drift-controller/internal/release"
-	"github.com/templatedrift/template-drift-controller/internal/report"
 )
 
 const diffUsage = `Usage: template-drift-controller diff [-n NAMESPACE] [-o text|json] HELMRELEASE
@@ -36,15 +37,15 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	output := fs.StringP("output", "o", "text", "Output format: text or json.")
 	kubeconfig := fs.String("kubeconfig", "", "Path to a kubeconfig (default: $KUBECONFIG or ~/.kube/config).")
 	kubeContext := fs.String("context", "", "The kubeconfig context to use.")
-	kinds := fs.StringSlice("template-kinds", pair.DefaultTemplateKinds, "The template kinds, as group/KindPattern globs.")
+	kinds := fs.StringSlice("template-kinds", manifest.DefaultTemplateKinds, "The template kinds, as group/KindPattern globs.")
 	sa := fs.String("default-service-account", "", "The service account impersonated for HelmReleases that name none.")
 	timeout := fs.Duration("timeout", time.Minute, "How long the diff may take.")
 	if err := fs.Parse(args); err != nil {
-		return report.ExitError
+		return diffreport.ExitError
 	}
 	if fs.NArg() != 1 || (*output != "text" && *output != "json") {
 		fs.Usage()
-		return report.ExitError
+		return diffreport.ExitError
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
@@ -52,7 +53,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		context: *kubeContext, kinds: *kinds, defaultSA: *sa})
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
-		return report.ExitError
+		return diffreport.ExitError
 	}
 	if *output == "json" {
 		err = d.WriteJSON(stdout)
@@ -61,7 +62,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
-		return report.ExitError
+		return diffreport.ExitError
 	}
 	return d.ExitCode()
 }
@@ -71,44 +72,44 @@ type diffOptions struct {
 	kinds                                           []string
 }
 
-func diffHelmRelease(ctx context.Context, o diffOptions) (report.DiffReport, error) {
+func diffHelmRelease(ctx context.Context, o diffOptions) (diffreport.DiffReport, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = o.kubeconfig
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.context})
 	cfg, err := cc.ClientConfig()
 	if err != nil {
-		return report.DiffReport{}, fmt.Errorf("failed to load kubeconfig: %w", err)
+		return diffreport.DiffReport{}, fmt.Errorf("failed to load kubeconfig: %w", err)
 	}
 	ns := o.namespace
 	if ns == "" {
 		if ns, _, err = cc.Namespace(); err != nil {
-			return report.DiffReport{}, fmt.Errorf("failed to read the kubeconfig namespace: %w", err)
+			return diffreport.DiffReport{}, fmt.Errorf("failed to read the kubeconfig namespace: %w", err)
 		}
 	}
-	kinds, err := pair.ParseKinds(o.kinds)
+	kinds, err := manifest.ParseKinds(o.kinds)
 	if err != nil {
-		return report.DiffReport{}, err
+		return diffreport.DiffReport{}, err
 	}
 	scheme := newScheme()
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
-		return report.DiffReport{}, fmt.Errorf("failed to create client: %w", err)
+		return diffreport.DiffReport{}, fmt.Errorf("failed to create client: %w", err)
 	}
 	hr := &helmv2.HelmRelease{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: o.name}, hr); err != nil {
-		return report.DiffReport{}, fmt.Errorf("failed to get HelmRelease %s/%s: %w", ns, o.name, err)
+		return diffreport.DiffReport{}, fmt.Errorf("failed to get HelmRelease %s/%s: %w", ns, o.name, err)
 	}
 	targets := &apply.Targets{Local: cfg, Reader: c, Scheme: scheme, DefaultServiceAccount: o.defaultSA}
 	target, err := targets.For(ctx, hr)
 	if err != nil {
-		return report.DiffReport{}, err
+		return diffreport.DiffReport{}, err
 	}
-	engine := &apply.Engine{Kinds: kinds, Releases: release.NewReader(pair.DefaultMaxManifestBytes), MaxManifestBytes: pair.DefaultMaxManifestBytes}
-	res, err := engine.Run(ctx, apply.Request{HelmRelease: hr, Target: target, ReadOnly: true})
+	engine := &pipeline.Engine{Kinds: kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes), MaxManifestBytes: manifest.DefaultMaxManifestBytes}
+	res, err := engine.Run(ctx, pipeline.Request{HelmRelease: hr, Target: target, ReadOnly: true})
 	if err != nil {
-		return report.DiffReport{}, err
+		return diffreport.DiffReport{}, err
 	}
-	return report.NewDiffReport(ns+"/"+o.name, res), nil
+	return diffreport.NewDiffReport(ns+"/"+o.name, res), nil
 }
 
 // subcommand dispatches `diff`; it returns false for the controller itself.

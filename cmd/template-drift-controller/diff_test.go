@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/templatedrift/template-drift-controller/internal/diffreport"
 	"github.com/templatedrift/template-drift-controller/internal/release"
-	"github.com/templatedrift/template-drift-controller/internal/report"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
@@ -65,14 +65,14 @@ func TestDiffExitCodes(t *testing.T) {
 	}
 
 	code, out, _ := run("-n", "drifted", "cluster")
-	g.Expect(code).To(Equal(report.ExitDrift), out)
+	g.Expect(code).To(Equal(diffreport.ExitDrift), out)
 	g.Expect(out).To(ContainSubstring("Metal3MachineTemplate/mgmt-md0: drifted, would in-place (rolls machines: no)"))
 	g.Expect(out).To(ContainSubstring(`/spec/template/spec/image/url: "http://10.10.10.17/images/ubuntu.qcow2" → "http://192.168.100.2/images/ubuntu.qcow2"`))
 	g.Expect(templateVersions(g, "drifted")).To(Equal(before), "diff writes nothing")
 
 	code, out, _ = run("-n", "drifted", "-o", "json", "cluster")
-	g.Expect(code).To(Equal(report.ExitDrift))
-	var d report.DiffReport
+	g.Expect(code).To(Equal(diffreport.ExitDrift))
+	var d diffreport.DiffReport
 	g.Expect(json.Unmarshal([]byte(out), &d)).To(Succeed())
 	g.Expect(d.InSync).To(BeFalse())
 	g.Expect(d.Release).To(Equal("drifted/cluster.v1"))
@@ -80,11 +80,11 @@ func TestDiffExitCodes(t *testing.T) {
 		HaveField("Strategy", "in-place"), HaveField("RollsMachines", false))))
 
 	code, out, _ = run("-n", "insync", "cluster")
-	g.Expect(code).To(Equal(report.ExitInSync), out)
+	g.Expect(code).To(Equal(diffreport.ExitInSync), out)
 	g.Expect(out).To(ContainSubstring("0 of 5 templates drifted"))
 
 	code, _, errOut := run("-n", "insync", "nope")
-	g.Expect(code).To(Equal(report.ExitError))
+	g.Expect(code).To(Equal(diffreport.ExitError))
 	g.Expect(errOut).To(ContainSubstring(`helmreleases.helm.toolkit.fluxcd.io "nope" not found`))
 
 	s := &corev1.Secret{}
@@ -92,9 +92,9 @@ func TestDiffExitCodes(t *testing.T) {
 	s.Data["release"] = []byte("not base64 at all")
 	g.Expect(env.Client.Update(ctx, s)).To(Succeed())
 	code, out, _ = run("-n", "insync", "cluster")
-	g.Expect(code).To(Equal(report.ExitError))
+	g.Expect(code).To(Equal(diffreport.ExitError))
 	g.Expect(out).To(ContainSubstring("cannot diff: ReleaseUnavailable"))
 
 	code, _, _ = run("-o", "yaml", "cluster")
-	g.Expect(code).To(Equal(report.ExitError), "a bad flag is an error")
+	g.Expect(code).To(Equal(diffreport.ExitError), "a bad flag is an error")
 }

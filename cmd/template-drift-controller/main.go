@@ -30,9 +30,10 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/controllers"
 	"github.com/templatedrift/template-drift-controller/internal/apply"
-	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 )
 
 // flags are the add-on's own settings; the cross-cutting ones come from
@@ -57,18 +58,18 @@ type flags struct {
 
 func parseFlags(args []string) (*flags, error) {
 	f := &flags{}
-	fs := flag.NewFlagSet(apply.ControllerName, flag.ContinueOnError)
+	fs := flag.NewFlagSet(api.ControllerName, flag.ContinueOnError)
 	fs.StringVar(&f.metricsAddr, "metrics-addr", ":8080", "The address the metric endpoint binds to.")
 	fs.StringVar(&f.eventsAddr, "events-addr", "", "The address of the events receiver (notification-controller).")
 	fs.StringVar(&f.healthAddr, "health-addr", ":9440", "The address the health endpoint binds to.")
 	fs.IntVar(&f.concurrent, "concurrent", 4, "The number of concurrent HelmRelease reconciles.")
-	fs.StringSliceVar(&f.templateKinds, "template-kinds", pair.DefaultTemplateKinds,
+	fs.StringSliceVar(&f.templateKinds, "template-kinds", manifest.DefaultTemplateKinds,
 		"The template kinds the controller may correct, as group/KindPattern globs.")
 	fs.DurationVar(&f.resyncInterval, "resync-interval", 10*time.Minute, "How often every opted-in HelmRelease is checked again.")
 	fs.DurationVar(&f.deleteWait, "recreate-delete-wait", 10*time.Second, "How long a recreate waits for the old template to be gone.")
 	fs.StringVar(&f.defaultServiceAccount, "default-service-account", "",
 		"The service account impersonated for HelmReleases that name none (as helm-controller's flag).")
-	fs.IntVar(&f.maxManifestBytes, "max-manifest-bytes", pair.DefaultMaxManifestBytes, "The largest release manifest parsed.")
+	fs.IntVar(&f.maxManifestBytes, "max-manifest-bytes", manifest.DefaultMaxManifestBytes, "The largest release manifest parsed.")
 	fs.DurationVar(&f.gracefulShutdown, "graceful-shutdown-timeout", 60*time.Second, "How long to wait for reconciles on shutdown.")
 	f.client.BindFlags(fs)
 	f.kubeConfig.BindFlags(fs)
@@ -116,7 +117,7 @@ func managerOptions(f *flags, scheme *runtime.Scheme, selector labels.Selector) 
 		LeaseDuration:                 &f.leaderElection.LeaseDuration,
 		RenewDeadline:                 &f.leaderElection.RenewDeadline,
 		RetryPeriod:                   &f.leaderElection.RetryPeriod,
-		LeaderElectionID:              apply.ControllerName + "-leader-election",
+		LeaderElectionID:              api.ControllerName + "-leader-election",
 		GracefulShutdownTimeout:       &f.gracefulShutdown,
 		Logger:                        ctrl.Log,
 		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
@@ -145,7 +146,7 @@ func newScheme() *runtime.Scheme {
 
 func run(f *flags) error {
 	setupLog := ctrl.Log.WithName("setup")
-	kinds, err := pair.ParseKinds(f.templateKinds)
+	kinds, err := manifest.ParseKinds(f.templateKinds)
 	if err != nil {
 		return err
 	}
@@ -156,7 +157,8 @@ func run(f *flags) error {
 	if err := f.jitter.SetGlobalJitter(nil); err != nil {
 		return fmt.Errorf("failed to set the interval jitter: %w", err)
 	}
-	restConfig := runtimeclient.GetConfigOrDie(f.client)
+	// Log each distinct API server warning once, not on every request.
+	restConfig := apply.LogWarningsOnce(runtimeclient.GetConfigOrDie(f.client))
 	scheme := newScheme()
 	opts := managerOptions(f, scheme, selector)
 	mgr, err := ctrl.NewManager(restConfig, opts)
@@ -164,7 +166,7 @@ func run(f *flags) error {
 		return fmt.Errorf("failed to create manager: %w", err)
 	}
 	probes.SetupChecks(mgr, setupLog)
-	recorder, err := events.NewRecorder(ctrl.Log, f.eventsAddr, apply.ControllerName, events.WithManager(mgr))
+	recorder, err := events.NewRecorder(ctrl.Log, f.eventsAddr, api.ControllerName, events.WithManager(mgr))
 	if err != nil {
 		return fmt.Errorf("failed to create event recorder: %w", err)
 	}
@@ -183,6 +185,6 @@ func run(f *flags) error {
 		setupLog.Info("Not watching kinds this controller may not list and watch; only the resync covers them (grant them in the chart's templateKinds.rbac)",
 			"kinds", fmt.Sprint(watchKinds.Forbidden))
 	}
-	setupLog.Info("Starting manager", "controller", apply.ControllerName)
+	setupLog.Info("Starting manager", "controller", api.ControllerName)
 	return mgr.Start(ctx)
 }

@@ -50,11 +50,13 @@ func (p *Process) Stop() {
 		return
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	// The exit status is dropped: after SIGTERM or SIGKILL it is an error by
+	// design, and Logs has what the process said.
 	select {
-	case <-p.done:
+	case <-p.done: //nolint:errcheck // see above
 	case <-time.After(15 * time.Second):
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
+		<-p.done //nolint:errcheck // see above
 	}
 	p.cmd = nil
 	_ = p.log.Close()

@@ -3,93 +3,84 @@ package apply
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
-// act carries out the decisions in crash-safe order: templates in
+// Act carries out the decisions in crash-safe order: templates in
 // dependency order (replacements and recreations before anything names
 // them), then consumer references, then the superseded-by marks. The first
-// failure stops the pass: a later write might reference an object the
-// failed one should have made.
-func (s *scope) act(ctx context.Context) error {
-	for i := range s.res.Templates {
-		t := &s.res.Templates[i]
-		if t.Failed != "" {
-			return fmt.Errorf("%s/%s: %s", t.ID.Kind, t.ID.Name, t.Failed)
+// failure stops it: a later write might reference an object the failed one
+// should have made. It returns how many writes it made.
+func Act(ctx context.Context, c client.Client, d plan.Decisions, rel plan.Release, clusters []*unstructured.Unstructured, deleteWait time.Duration) (int, error) {
+	w := &writer{c: c, deleteWait: deleteWait}
+	for _, t := range d.Templates {
+		if t.Outcome == plan.OutcomeFailed {
+			return w.writes, fmt.Errorf("%s/%s: %s", t.ID.Kind, t.ID.Name, t.Message)
 		}
-		if err := s.actTemplate(ctx, t, s.desired[i], s.live[i]); err != nil {
-			return err
+		if err := actTemplate(ctx, w, t, rel, clusters); err != nil {
+			return w.writes, err
 		}
 	}
-	for i, cp := range s.res.Consumers {
+	for _, cp := range d.Consumers {
 		if len(cp.Changes) == 0 {
 			continue
 		}
-		log.FromContext(ctx).Info("Repointing template references", "object", cp.ID.String(), "diff", diff.Summary(cp.Changes, 80, 10))
-		if err := s.w.patch(ctx, s.consumers[i], cp.Changes); err != nil {
-			return err
+		log.FromContext(ctx).Info("Repointing template references", "object", klog.KObj(cp.Live), "kind", cp.ID.Kind, "diff", diff.Summary(cp.Changes, 80, 10))
+		if err := w.patch(ctx, cp.Live, cp.Changes); err != nil {
+			return w.writes, err
 		}
 	}
-	for i, t := range s.res.Templates {
-		if !t.MarkSuperseded {
+	for _, t := range d.Templates {
+		if !t.Needs(plan.WriteMarkSuperseded) {
 			continue
 		}
-		ch := []diff.Change{markChange(s.live[i], t.RenameTo)}
-		if err := s.w.patch(ctx, s.live[i], ch); err != nil {
-			return err
+		log.FromContext(ctx).Info("Marking template superseded", "template", klog.KObj(t.Live), "kind", t.ID.Kind, "replacement", t.RenameTo)
+		if err := w.patch(ctx, t.Live, plan.MarkChanges(t)); err != nil {
+			return w.writes, err
 		}
 	}
-	return nil
+	return w.writes, nil
 }
 
-func (s *scope) actTemplate(ctx context.Context, t *TemplateResult, desired, live *unstructured.Unstructured) error {
-	logger := log.FromContext(ctx).WithValues("template", t.ID.String(), "strategy", string(t.Strategy))
-	c := s.req.Target.Client
+// actTemplate makes a template's own writes, each logged before it is made.
+func actTemplate(ctx context.Context, w *writer, t plan.TemplatePlan, rel plan.Release, clusters []*unstructured.Unstructured) error {
+	logger := log.FromContext(ctx).WithValues("template", klog.KObj(t.Desired), "kind", t.ID.Kind, "strategy", string(t.Strategy))
 	switch {
-	case t.State == plan.StateMissing:
-		logger.Info("Creating missing template from the release manifest")
-		return s.w.create(ctx, plan.BuildRecreate(desired, nil, clusterOwners(s.clusters), s.planRelease()))
-	case t.State != plan.StateDrifted:
-		return nil
-	case t.Strategy == plan.StrategyInPlace:
+	case t.Needs(plan.WritePatch):
 		logger.Info("Correcting template in place", "diff", diff.Summary(t.Changes, 80, 10))
-		return s.w.patch(ctx, live, t.Changes)
-	case t.Strategy == plan.StrategyRotate && t.CreateReplacement:
-		owners, err := currentOwners(ctx, c, live)
+		return w.patch(ctx, t.Live, plan.PatchChanges(t, rel.Ref))
+	case t.Needs(plan.WriteCreateReplacement):
+		owners, err := currentOwners(ctx, w.c, t.Live)
 		if err != nil {
 			return err
 		}
 		logger.Info("Creating replacement template", "replacement", t.RenameTo, "diff", diff.Summary(t.Changes, 80, 10))
-		return s.w.create(ctx, plan.BuildReplacement(desired, live, t.RenameTo, owners, s.planRelease()))
-	case t.Strategy == plan.StrategyRecreate:
-		owners, err := currentOwners(ctx, c, live)
+		return w.create(ctx, plan.BuildReplacement(t.Desired, t.Live, t.RenameTo, owners, rel))
+	case t.Needs(plan.WriteDelete):
+		owners, err := currentOwners(ctx, w.c, t.Live)
 		if err != nil {
 			return err
 		}
-		obj := plan.BuildRecreate(desired, live, owners, s.planRelease())
-		if err := s.w.validateCreate(ctx, obj); err != nil {
+		obj := plan.BuildRecreate(t.Desired, t.Live, owners, rel)
+		if err := w.validateCreate(ctx, obj); err != nil {
 			return err
 		}
 		logger.Info("Recreating template", "diff", diff.Summary(t.Changes, 80, 10))
-		if err := s.w.deleteExact(ctx, live); err != nil {
+		if err := w.deleteExact(ctx, t.Live); err != nil {
 			return err
 		}
-		return s.w.create(ctx, obj)
+		return w.create(ctx, obj)
+	case t.Needs(plan.WriteCreate):
+		logger.Info("Creating missing template from the release manifest")
+		return w.create(ctx, plan.BuildRecreate(t.Desired, nil, clusterOwners(clusters), rel))
 	}
 	return nil
-}
-
-// markChange sets the superseded-by annotation with a JSON-patch op whose
-// parent exists.
-func markChange(live *unstructured.Unstructured, to string) diff.Change {
-	if live.GetAnnotations() == nil {
-		return diff.Change{Path: "/metadata/annotations", Op: diff.OpAdd, After: map[string]any{api.SupersededByAnnotation: to}}
-	}
-	return diff.Change{Path: diff.Pointer("metadata", "annotations", api.SupersededByAnnotation), Op: diff.OpAdd, After: to}
 }

@@ -8,16 +8,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
-// getLive reads the live object of like (same apiVersion, kind, namespace,
-// name), or nil when it does not exist.
-func getLive(ctx context.Context, c client.Reader, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+// Get reads the live object of kind gvk called namespace/name, or nil when
+// it does not exist.
+func Get(ctx context.Context, c client.Reader, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(gvk)
 	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, live)
@@ -68,25 +68,32 @@ func clusterOwners(clusters []*unstructured.Unstructured) []metav1.OwnerReferenc
 	return out
 }
 
-// isPaused reports whether a live Cluster is paused, by spec or annotation.
-func isPaused(cluster *unstructured.Unstructured) bool {
-	if _, ok := cluster.GetAnnotations()[api.ClusterPausedAnnotation]; ok {
-		return true
+// GetAll reads the live counterparts of objs, leaving out those that do
+// not exist.
+func GetAll(ctx context.Context, c client.Reader, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		live, err := Get(ctx, c, o.GroupVersionKind(), o.GetNamespace(), o.GetName())
+		if err != nil {
+			return nil, err
+		}
+		if live != nil {
+			out = append(out, live)
+		}
 	}
-	paused, _, _ := unstructured.NestedBool(cluster.Object, "spec", "paused")
-	return paused
+	return out, nil
 }
 
-// dryRunInPlace asks the server whether it accepts changes on live, with
+// DryRunInPlace asks the server whether it accepts changes on live, with
 // dryRun=All: validation, CEL rules and admission webhooks all run, nothing
 // is stored.
-func dryRunInPlace(ctx context.Context, c client.Client, live *unstructured.Unstructured, changes []diff.Change) (plan.DryRun, string, error) {
+func DryRunInPlace(ctx context.Context, c client.Client, live *unstructured.Unstructured, changes []diff.Change) (plan.DryRun, string, error) {
 	patch, err := diff.Patch(changes, "")
 	if err != nil {
 		return plan.DryRunFailed, "", err
 	}
 	obj := live.DeepCopy()
-	err = c.Patch(ctx, obj, client.RawPatch("application/json-patch+json", patch), client.DryRunAll, fieldOwner)
+	err = c.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch), client.DryRunAll, fieldOwner)
 	switch {
 	case err == nil:
 		return plan.DryRunAccepted, "", nil

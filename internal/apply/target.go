@@ -13,7 +13,22 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
+
+// warnings logs each distinct API server warning once per process, as
+// Flux's controllers do. Without it, a deprecation warning (for example for
+// Metal3 v1beta1 kinds) is logged on every request.
+var warnings = ctrllog.NewKubeAPIWarningLogger(ctrllog.KubeAPIWarningLoggerOptions{Deduplicate: true})
+
+// LogWarningsOnce makes every client built from cfg log each distinct API
+// server warning once. Target clients copy the setting from Targets.Local.
+func LogWarningsOnce(cfg *rest.Config) *rest.Config {
+	cfg.WarningHandler, cfg.WarningHandlerWithContext = nil, warnings
+	return cfg
+}
 
 // Target is how the pipeline reaches the cluster a HelmRelease deploys to,
 // as the identity helm-controller would use there.
@@ -50,8 +65,17 @@ type Targets struct {
 
 // For returns the Target of hr: the remote cluster of spec.kubeConfig, or
 // the local one, impersonating spec.serviceAccountName (or the default) in
-// the HelmRelease namespace, exactly as helm-controller does.
+// the HelmRelease namespace, exactly as helm-controller does. Its errors
+// wrap plan.ErrTargetUnavailable.
 func (t *Targets) For(ctx context.Context, hr *helmv2.HelmRelease) (*Target, error) {
+	tg, err := t.resolve(ctx, hr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", plan.ErrTargetUnavailable, err)
+	}
+	return tg, nil
+}
+
+func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target, error) {
 	cfg := rest.CopyConfig(t.Local)
 	key := "local"
 	remote := false

@@ -1,6 +1,7 @@
 package chart_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -34,6 +35,10 @@ func TestServiceAccountAccess(t *testing.T) {
 	for _, kind := range []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"} {
 		for _, o := range ofKind(objs, kind) {
 			g.Expect(env.Client.Create(ctx, o)).To(Succeed(), objectKey(o))
+			if o.GetNamespace() == "" {
+				// Cluster-scoped: the shared control plane outlives the test.
+				t.Cleanup(func() { _ = env.Client.Delete(context.Background(), o) })
+			}
 		}
 	}
 	cfg := rest.CopyConfig(env.Config)

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"helm.sh/helm/v4/pkg/chart/common"
-	"helm.sh/helm/v4/pkg/chart/common/util"
-	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/engine"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -66,7 +66,7 @@ func kubeVersion(t testing.TB) *common.KubeVersion {
 	return kv
 }
 
-func loadChart(t testing.TB) *chartv2.Chart {
+func loadChart(t testing.TB) *chart.Chart {
 	t.Helper()
 	ch, err := loader.LoadDir(chartDir(t))
 	if err != nil {
@@ -89,7 +89,7 @@ func renderRelease(t testing.TB, vals map[string]any, name, ns string) (map[stri
 	ch := loadChart(t)
 	caps := common.DefaultCapabilities.Copy()
 	caps.KubeVersion = *kubeVersion(t)
-	top, err := util.ToRenderValues(ch, vals, common.ReleaseOptions{
+	top, err := chartutil.ToRenderValues(ch, vals, common.ReleaseOptions{
 		Name: name, Namespace: ns, Revision: 1, IsInstall: true,
 	}, caps)
 	if err != nil {

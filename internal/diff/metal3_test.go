@@ -55,7 +55,7 @@ func TestObjectMetal3MachineTemplate(t *testing.T) {
 
 	raw, err := Patch(changes, "4711")
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(string(raw)).To(Equal(`[{"op":"test","path":"/metadata/resourceVersion","value":"4711"},` +
+	g.Expect(string(raw)).To(Equal(`[{"op":"replace","path":"/metadata/resourceVersion","value":"4711"},` +
 		`{"op":"replace","path":"/spec/template/spec/image/url","value":"http://192.168.100.2/images/ubuntu-24.04.qcow2"}]`))
 
 	healed, err := Apply(live, changes)

@@ -11,7 +11,7 @@ import (
 )
 
 // patchValueOp is a JSON patch operation that carries a value ("add",
-// "replace", "test"). The value is always written, even when it is null.
+// "replace"). The value is always written, even when it is null.
 type patchValueOp struct {
 	Op    string `json:"op"`
 	Path  string `json:"path"`
@@ -26,13 +26,16 @@ type patchRemoveOp struct {
 
 // Patch renders changes as an RFC 6902 JSON patch, the format the controller
 // sends to the API server. When resourceVersion is not empty the first
-// operation tests /metadata/resourceVersion, so the write fails with a
-// conflict instead of overwriting a change made since the object was read.
+// operation sets /metadata/resourceVersion to it: the API server then
+// refuses the write with 409 Conflict if the object changed since it was
+// read (the optimistic lock client-go's merge patches use), instead of
+// overwriting that change. A JSON-patch "test" op would fail with a generic
+// 422 that cannot be told from a validation error.
 // Callers should not write a patch for an empty change list.
 func Patch(changes []Change, resourceVersion string) ([]byte, error) {
 	ops := make([]any, 0, len(changes)+1)
 	if resourceVersion != "" {
-		ops = append(ops, patchValueOp{Op: "test", Path: "/metadata/resourceVersion", Value: resourceVersion})
+		ops = append(ops, patchValueOp{Op: "replace", Path: "/metadata/resourceVersion", Value: resourceVersion})
 	}
 	for _, ch := range changes {
 		if _, ok := splitPointer(ch.Path); !ok {

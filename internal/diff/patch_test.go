@@ -22,10 +22,10 @@ func TestPatch(t *testing.T) {
 		},
 		want: `[{"op":"add","path":"/spec/a","value":{"b":1}},{"op":"replace","path":"/spec/c","value":"y"},{"op":"remove","path":"/spec/d"}]`,
 	}, {
-		name:            "a resource version becomes a leading test op",
+		name:            "a resource version becomes a leading optimistic-lock op",
 		changes:         []Change{{Path: "/spec/a~1b", Op: OpReplace, After: "u?a=1&b=<2>"}},
 		resourceVersion: "123",
-		want:            `[{"op":"test","path":"/metadata/resourceVersion","value":"123"},{"op":"replace","path":"/spec/a~1b","value":"u?a=1&b=<2>"}]`,
+		want:            `[{"op":"replace","path":"/metadata/resourceVersion","value":"123"},{"op":"replace","path":"/spec/a~1b","value":"u?a=1&b=<2>"}]`,
 	}, {
 		name:    "a null After is written as null",
 		changes: []Change{{Path: "/spec/l/0", Op: OpReplace, Before: "y"}},

@@ -1,16 +1,18 @@
 package plan
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
-	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 )
 
 // Rotation is a rotation in effect: consumers of From must reference To.
 type Rotation struct {
-	From pair.ID
+	From manifest.ID
 	To   string
 	// Marked is true when the original already carried the superseded-by
 	// annotation before this pass, so a consumer still pointing at it was
@@ -21,12 +23,14 @@ type Rotation struct {
 // ConsumerPlan is the decision for one consumer (MachineDeployment or
 // control plane) of the release.
 type ConsumerPlan struct {
-	ID      pair.ID
+	ID manifest.ID
+	// Live is the consumer as read this pass.
+	Live    *unstructured.Unstructured
 	Changes []diff.Change
 	// Reverted is true when a reference had been repointed before and was
 	// found set back; RevertedFrom names the originals it was set back to.
 	Reverted     bool
-	RevertedFrom []pair.ID
+	RevertedFrom []manifest.ID
 	// Rolls is true when the repoint rolls machines.
 	Rolls bool
 }
@@ -34,9 +38,9 @@ type ConsumerPlan struct {
 // DecideConsumer returns the reference rewrites live needs. Consumers are
 // read live: what matters is what the object references now.
 func DecideConsumer(live *unstructured.Unstructured, rotations []Rotation) (ConsumerPlan, error) {
-	p := ConsumerPlan{ID: pair.IDOf(live)}
+	p := ConsumerPlan{ID: manifest.IDOf(live), Live: live}
 	for _, r := range rotations {
-		changes, err := pair.Repoint(live, r.From, r.To)
+		changes, err := manifest.Repoint(live, r.From, r.To)
 		if err != nil {
 			return p, err
 		}
@@ -48,7 +52,7 @@ func DecideConsumer(live *unstructured.Unstructured, rotations []Rotation) (Cons
 			p.Reverted = true
 			p.RevertedFrom = append(p.RevertedFrom, r.From)
 		}
-		p.Rolls = p.Rolls || pair.RollsMachines(p.ID.GroupKind)
+		p.Rolls = p.Rolls || manifest.RollsMachines(p.ID.GroupKind)
 	}
 	return p, nil
 }
@@ -56,4 +60,27 @@ func DecideConsumer(live *unstructured.Unstructured, rotations []Rotation) (Cons
 // IsMarked reports whether live carries the superseded-by annotation naming to.
 func IsMarked(live *unstructured.Unstructured, to string) bool {
 	return live != nil && live.GetAnnotations()[api.SupersededByAnnotation] == to
+}
+
+// MarkRollouts records on each template whether its correction rolls
+// machines (a MachineDeployment or control plane references the original
+// or its replacement, live) and whether a consumer had set it back. It is
+// computed from the live references, not from the pass's writes, so the
+// report is the same on the pass that rotates and on every pass after it.
+func MarkRollouts(templates []TemplatePlan, consumers []ConsumerPlan) {
+	for i := range templates {
+		t := &templates[i]
+		for _, cp := range consumers {
+			t.Reverted = t.Reverted || slices.Contains(cp.RevertedFrom, t.ID)
+			if t.RenameTo == "" || !manifest.RollsMachines(cp.ID.GroupKind) {
+				continue
+			}
+			refs, _ := manifest.References(cp.Live) // DecideConsumer already read them without error
+			for _, r := range refs {
+				if r.Target == t.ID || (r.Target.GroupKind == t.ID.GroupKind && r.Target.Name == t.RenameTo) {
+					t.RollsMachines = true
+				}
+			}
+		}
+	}
 }

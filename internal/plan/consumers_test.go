@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -8,7 +9,7 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
-	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
@@ -95,7 +96,7 @@ var bootstrapKind = schema.GroupKind{Group: "bootstrap.cluster.x-k8s.io", Kind: 
 
 func TestDecideConsumer(t *testing.T) {
 	const to = "workers-5f1c2a9b0d"
-	m3mt := id(pair.Metal3MachineTemplateKind, "fleet", "workers")
+	m3mt := id(manifest.Metal3MachineTemplateKind, "fleet", "workers")
 	rot := plan.Rotation{From: m3mt, To: to}
 	marked := plan.Rotation{From: m3mt, To: to, Marked: true}
 	change := func(path string) diff.Change {
@@ -107,7 +108,7 @@ func TestDecideConsumer(t *testing.T) {
 		name         string          // what the case proves
 		live         string          // live consumer as YAML
 		rotations    []plan.Rotation // rotations in effect
-		wantID       pair.ID         // ID of the plan
+		wantID       manifest.ID     // ID of the plan
 		wantChanges  []diff.Change   // reference rewrites, in table order
 		wantReverted bool            // a reference had been set back
 		wantRolls    bool            // the repoint rolls machines
@@ -116,42 +117,42 @@ func TestDecideConsumer(t *testing.T) {
 		name:        "MachineDeployment v1beta2 {apiGroup,kind,name}; the bootstrap ref of the same name is another kind",
 		live:        mdV1beta2,
 		rotations:   []plan.Rotation{rot},
-		wantID:      id(pair.MachineDeploymentKind, "fleet", "md-0"),
+		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{change(mdPath)},
 		wantRolls:   true,
 	}, {
 		name:        "MachineDeployment v1beta1 {apiVersion,kind,name}",
 		live:        mdV1beta1,
 		rotations:   []plan.Rotation{rot},
-		wantID:      id(pair.MachineDeploymentKind, "fleet", "md-0"),
+		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{change(mdPath)},
 		wantRolls:   true,
 	}, {
 		name:        "MachineDeployment with an explicit same-namespace reference",
 		live:        mdSameNamespaceExplicit,
 		rotations:   []plan.Rotation{rot},
-		wantID:      id(pair.MachineDeploymentKind, "fleet", "md-0"),
+		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{change(mdPath)},
 		wantRolls:   true,
 	}, {
 		name:        "KubeadmControlPlane v1beta1 .spec.machineTemplate.infrastructureRef",
 		live:        kcpV1beta1,
 		rotations:   []plan.Rotation{rot},
-		wantID:      id(pair.KubeadmControlPlaneKind, "fleet", "cp"),
+		wantID:      id(manifest.KubeadmControlPlaneKind, "fleet", "cp"),
 		wantChanges: []diff.Change{change("/spec/machineTemplate/infrastructureRef/name")},
 		wantRolls:   true,
 	}, {
 		name:        "KubeadmControlPlane v1beta2 .spec.machineTemplate.spec.infrastructureRef",
 		live:        kcpV1beta2,
 		rotations:   []plan.Rotation{rot},
-		wantID:      id(pair.KubeadmControlPlaneKind, "fleet", "cp"),
+		wantID:      id(manifest.KubeadmControlPlaneKind, "fleet", "cp"),
 		wantChanges: []diff.Change{change("/spec/machineTemplate/spec/infrastructureRef/name")},
 		wantRolls:   true,
 	}, {
 		name:      "RKE2ControlPlane v1beta1 with both fields: two changes",
 		live:      rke2V1beta1,
 		rotations: []plan.Rotation{rot},
-		wantID:    id(pair.RKE2ControlPlaneKind, "fleet", "rke2"),
+		wantID:    id(manifest.RKE2ControlPlaneKind, "fleet", "rke2"),
 		wantChanges: []diff.Change{
 			change("/spec/infrastructureRef/name"),
 			change("/spec/machineTemplate/infrastructureRef/name"),
@@ -161,7 +162,7 @@ func TestDecideConsumer(t *testing.T) {
 		name:         "marked rotation that applies: reverted",
 		live:         mdV1beta2,
 		rotations:    []plan.Rotation{marked},
-		wantID:       id(pair.MachineDeploymentKind, "fleet", "md-0"),
+		wantID:       id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges:  []diff.Change{change(mdPath)},
 		wantReverted: true,
 		wantRolls:    true,
@@ -169,10 +170,10 @@ func TestDecideConsumer(t *testing.T) {
 		name: "marked rotation that does not apply: not reverted",
 		live: mdV1beta2,
 		rotations: []plan.Rotation{
-			{From: id(pair.Metal3DataTemplateKind, "fleet", "workers-data"), To: "workers-data-1", Marked: true},
+			{From: id(manifest.Metal3DataTemplateKind, "fleet", "workers-data"), To: "workers-data-1", Marked: true},
 			rot,
 		},
-		wantID:      id(pair.MachineDeploymentKind, "fleet", "md-0"),
+		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{change(mdPath)},
 		wantRolls:   true,
 	}, {
@@ -182,7 +183,7 @@ func TestDecideConsumer(t *testing.T) {
 			marked,
 			{From: id(bootstrapKind, "fleet", "workers"), To: "workers-boot-1"},
 		},
-		wantID: id(pair.MachineDeploymentKind, "fleet", "md-0"),
+		wantID: id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{
 			change(mdPath),
 			{Path: "/spec/template/spec/bootstrap/configRef/name", Op: diff.OpReplace, Before: "workers", After: "workers-boot-1"},
@@ -193,29 +194,29 @@ func TestDecideConsumer(t *testing.T) {
 		name:      "already repointed: no change, not reverted, no roll",
 		live:      mdV1beta2,
 		rotations: []plan.Rotation{{From: m3mt, To: "workers", Marked: true}},
-		wantID:    id(pair.MachineDeploymentKind, "fleet", "md-0"),
+		wantID:    id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 	}, {
 		name:      "rotation of a template in another namespace: no change",
 		live:      mdV1beta2,
-		rotations: []plan.Rotation{{From: id(pair.Metal3MachineTemplateKind, "other", "workers"), To: to, Marked: true}},
-		wantID:    id(pair.MachineDeploymentKind, "fleet", "md-0"),
+		rotations: []plan.Rotation{{From: id(manifest.Metal3MachineTemplateKind, "other", "workers"), To: to, Marked: true}},
+		wantID:    id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 	}, {
 		name:   "no rotations: no change",
 		live:   kcpV1beta2,
-		wantID: id(pair.KubeadmControlPlaneKind, "fleet", "cp"),
+		wantID: id(manifest.KubeadmControlPlaneKind, "fleet", "cp"),
 	}, {
 		name:      "Metal3MachineTemplate repointed to a rotated data template: change, no roll",
 		live:      m3mtConsumer,
-		rotations: []plan.Rotation{{From: id(pair.Metal3DataTemplateKind, "fleet", "workers-data"), To: "workers-data-1"}},
-		wantID:    id(pair.Metal3MachineTemplateKind, "fleet", "workers"),
+		rotations: []plan.Rotation{{From: id(manifest.Metal3DataTemplateKind, "fleet", "workers-data"), To: "workers-data-1"}},
+		wantID:    id(manifest.Metal3MachineTemplateKind, "fleet", "workers"),
 		wantChanges: []diff.Change{{Path: "/spec/template/spec/dataTemplate/name", Op: diff.OpReplace,
 			Before: "workers-data", After: "workers-data-1"}},
 	}, {
 		name:      "reference into another namespace: error",
 		live:      mdCrossNamespace,
 		rotations: []plan.Rotation{rot},
-		wantID:    id(pair.MachineDeploymentKind, "fleet", "md-0"),
-		wantErr:   pair.ErrCrossNamespaceRef,
+		wantID:    id(manifest.MachineDeploymentKind, "fleet", "md-0"),
+		wantErr:   manifest.ErrCrossNamespaceRef,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -280,4 +281,115 @@ func TestIsMarked(t *testing.T) {
 			g.Expect(plan.IsMarked(fromYAML(t, tc.live), to)).To(Equal(tc.want))
 		})
 	}
+}
+
+func TestMarkRollouts(t *testing.T) {
+	const to = "workers-5f1c2a9b0d"
+	m3mt := id(manifest.Metal3MachineTemplateKind, "fleet", "workers")
+	data := id(manifest.Metal3DataTemplateKind, "fleet", "workers-data")
+	// repointed is mdV1beta2 once its infrastructure reference names the replacement.
+	repointed := strings.Replace(mdV1beta2, "Metal3MachineTemplate, name: workers}", "Metal3MachineTemplate, name: "+to+"}", 1)
+	rotating := plan.TemplatePlan{ID: m3mt, Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, RenameTo: to}
+
+	cases := []struct {
+		name string // what the case proves
+		// template is the one template marked.
+		template plan.TemplatePlan
+		// consumers are the live consumers as YAML.
+		consumers []string
+		// revertedFrom is RevertedFrom of the first consumer.
+		revertedFrom []manifest.ID
+		// wantRolls and wantReverted are the template's flags afterwards.
+		wantRolls, wantReverted bool
+	}{{
+		name:      "a MachineDeployment referencing the original rolls machines (the pass that rotates)",
+		template:  rotating,
+		consumers: []string{mdV1beta2},
+		wantRolls: true,
+	}, {
+		name:      "a MachineDeployment referencing the replacement rolls machines (every pass after)",
+		template:  plan.TemplatePlan{ID: m3mt, Outcome: plan.OutcomeCorrected, Strategy: plan.StrategyRotate, RenameTo: to},
+		consumers: []string{repointed},
+		wantRolls: true,
+	}, {
+		name:      "a control plane referencing the original rolls machines",
+		template:  rotating,
+		consumers: []string{kcpV1beta2},
+		wantRolls: true,
+	}, {
+		name:      "a Metal3MachineTemplate consumer of a rotated data template does not roll machines",
+		template:  plan.TemplatePlan{ID: data, Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, RenameTo: "workers-data-1"},
+		consumers: []string{m3mtConsumer, mdV1beta2},
+	}, {
+		name:      "a template that does not rotate does not roll machines, even referenced",
+		template:  plan.TemplatePlan{ID: m3mt, Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyInPlace},
+		consumers: []string{mdV1beta2},
+	}, {
+		name:      "a MachineDeployment referencing another template does not roll this one's machines",
+		template:  plan.TemplatePlan{ID: id(manifest.Metal3MachineTemplateKind, "fleet", "cp-template"), Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, RenameTo: "cp-template-1"},
+		consumers: []string{mdV1beta2},
+	}, {
+		name: "a reference naming the replacement with another kind does not count",
+		template: plan.TemplatePlan{ID: id(manifest.Metal3DataTemplateKind, "fleet", "other"), Outcome: plan.OutcomeDrifted,
+			Strategy: plan.StrategyRotate, RenameTo: "workers"},
+		consumers: []string{mdV1beta2},
+	}, {
+		name:         "RevertedFrom naming the template sets Reverted",
+		template:     rotating,
+		consumers:    []string{mdV1beta2},
+		revertedFrom: []manifest.ID{m3mt},
+		wantRolls:    true,
+		wantReverted: true,
+	}, {
+		name:         "RevertedFrom naming another template does not",
+		template:     rotating,
+		consumers:    []string{mdV1beta2},
+		revertedFrom: []manifest.ID{data},
+		wantRolls:    true,
+	}, {
+		name:     "no consumers",
+		template: rotating,
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			var consumers []plan.ConsumerPlan
+			for i, y := range tc.consumers {
+				live := fromYAML(t, y)
+				cp := plan.ConsumerPlan{ID: manifest.IDOf(live), Live: live}
+				if i == 0 {
+					cp.RevertedFrom = tc.revertedFrom
+					cp.Reverted = len(tc.revertedFrom) > 0
+				}
+				consumers = append(consumers, cp)
+			}
+			templates := []plan.TemplatePlan{tc.template}
+			plan.MarkRollouts(templates, consumers)
+			g.Expect(templates[0].RollsMachines).To(Equal(tc.wantRolls))
+			g.Expect(templates[0].Reverted).To(Equal(tc.wantReverted))
+			want := tc.template
+			want.RollsMachines, want.Reverted = tc.wantRolls, tc.wantReverted
+			g.Expect(templates[0]).To(Equal(want), "no other field changes")
+		})
+	}
+}
+
+// TestMarkRolloutsSeveralTemplates: each template is marked from its own
+// references, in place.
+func TestMarkRolloutsSeveralTemplates(t *testing.T) {
+	g := NewWithT(t)
+	templates := []plan.TemplatePlan{
+		{ID: id(manifest.Metal3DataTemplateKind, "fleet", "workers-data"), Strategy: plan.StrategyRotate, RenameTo: "workers-data-1"},
+		{ID: id(manifest.Metal3MachineTemplateKind, "fleet", "workers"), Strategy: plan.StrategyRotate, RenameTo: "workers-1"},
+	}
+	md := fromYAML(t, mdV1beta1)
+	m3 := fromYAML(t, m3mtConsumer)
+	plan.MarkRollouts(templates, []plan.ConsumerPlan{
+		{ID: manifest.IDOf(m3), Live: m3, Reverted: true, RevertedFrom: []manifest.ID{templates[0].ID}},
+		{ID: manifest.IDOf(md), Live: md},
+	})
+	g.Expect(templates[0].RollsMachines).To(BeFalse())
+	g.Expect(templates[0].Reverted).To(BeTrue())
+	g.Expect(templates[1].RollsMachines).To(BeTrue())
+	g.Expect(templates[1].Reverted).To(BeFalse())
 }

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/templatedrift/template-drift-controller/api"
 )
 
@@ -28,7 +30,7 @@ type Facts struct {
 type Verdict struct {
 	// Reason is a TemplatesInSync reason; Status is its condition status.
 	Reason, Message string
-	Status          string
+	Status          metav1.ConditionStatus
 	// Remove asks the reporter to remove the condition (mode disabled).
 	Remove bool
 	// Silent verdicts write no condition change and no event (suspend).
@@ -61,7 +63,7 @@ func GateConfig(f Facts) (Verdict, bool) {
 	if f.ConfigErr == nil || f.Options.Mode == ModeDisabled {
 		return Verdict{}, false
 	}
-	return Verdict{Status: "False", Reason: api.InvalidConfigurationReason, Message: f.ConfigErr.Error()}, true
+	return Verdict{Status: metav1.ConditionFalse, Reason: api.InvalidConfigurationReason, Message: f.ConfigErr.Error()}, true
 }
 
 // GateDisabled stops a release that did not opt in, and removes our condition.
@@ -86,13 +88,13 @@ func GateSuspended(f Facts) (Verdict, bool) {
 // apply, and healing its templates lets helm-controller's retry pass.
 func GateRelease(f Facts) (Verdict, bool) {
 	if f.ReleaseErr != nil {
-		return Verdict{Status: "Unknown", Reason: api.ReleaseUnavailableReason, Message: f.ReleaseErr.Error()}, true
+		return Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Message: f.ReleaseErr.Error()}, true
 	}
 	switch f.ReleaseStatus {
 	case "deployed", "failed":
 		return Verdict{}, false
 	default:
-		return Verdict{Status: "Unknown", Reason: api.ReleaseUnavailableReason,
+		return Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason,
 			Message: fmt.Sprintf("waiting: stored release is %s", f.ReleaseStatus)}, true
 	}
 }
@@ -104,6 +106,6 @@ func GatePaused(f Facts) (Verdict, bool) {
 	}
 	names := append([]string(nil), f.PausedClusters...)
 	sort.Strings(names)
-	return Verdict{Status: "Unknown", Reason: api.ClusterPausedReason,
+	return Verdict{Status: metav1.ConditionUnknown, Reason: api.ClusterPausedReason,
 		Message: "waiting: Cluster " + strings.Join(names, ", ") + " is paused"}, true
 }

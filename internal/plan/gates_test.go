@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"slices"
 	"testing"
 
@@ -33,7 +34,7 @@ func TestEvaluateGateOrder(t *testing.T) {
 	}{{
 		name:  "config first, even with everything else tripped",
 		facts: func(f *plan.Facts) {},
-		want:  plan.Verdict{Status: "False", Reason: api.InvalidConfigurationReason, Message: cfgErr.Error()},
+		want:  plan.Verdict{Status: metav1.ConditionFalse, Reason: api.InvalidConfigurationReason, Message: cfgErr.Error()},
 	}, {
 		name: "disabled next: a config error with mode disabled removes the condition",
 		facts: func(f *plan.Facts) {
@@ -51,19 +52,19 @@ func TestEvaluateGateOrder(t *testing.T) {
 		facts: func(f *plan.Facts) {
 			f.Options.Mode, f.ConfigErr, f.Suspended = plan.ModeEnabled, nil, false
 		},
-		want: plan.Verdict{Status: "Unknown", Reason: api.ReleaseUnavailableReason, Message: relErr.Error()},
+		want: plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Message: relErr.Error()},
 	}, {
 		name: "release status next",
 		facts: func(f *plan.Facts) {
 			f.Options.Mode, f.ConfigErr, f.Suspended, f.ReleaseErr = plan.ModeEnabled, nil, false, nil
 		},
-		want: plan.Verdict{Status: "Unknown", Reason: api.ReleaseUnavailableReason, Message: "waiting: stored release is pending-upgrade"},
+		want: plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Message: "waiting: stored release is pending-upgrade"},
 	}, {
 		name: "paused clusters last",
 		facts: func(f *plan.Facts) {
 			f.Options.Mode, f.ConfigErr, f.Suspended, f.ReleaseErr, f.ReleaseStatus = plan.ModeEnabled, nil, false, nil, "deployed"
 		},
-		want: plan.Verdict{Status: "Unknown", Reason: api.ClusterPausedReason, Message: "waiting: Cluster fleet/a, fleet/b is paused"},
+		want: plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ClusterPausedReason, Message: "waiting: Cluster fleet/a, fleet/b is paused"},
 	}, {
 		name: "nothing tripped: no stop",
 		facts: func(f *plan.Facts) {
@@ -115,7 +116,7 @@ func TestGateRelease(t *testing.T) {
 			if !tc.wantStop {
 				g.Expect(v).To(Equal(plan.Verdict{}))
 			} else {
-				g.Expect(v).To(Equal(plan.Verdict{Status: "Unknown", Reason: api.ReleaseUnavailableReason, Message: tc.wantMsg}))
+				g.Expect(v).To(Equal(plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Message: tc.wantMsg}))
 			}
 			// The full chain gives the same answer when no earlier gate trips.
 			cv, cstop := plan.Evaluate(f, plan.Gates)
@@ -147,7 +148,7 @@ func TestGatePaused(t *testing.T) {
 			v, stop := plan.GatePaused(plan.Facts{PausedClusters: tc.paused})
 			g.Expect(stop).To(Equal(tc.wantStop))
 			if tc.wantStop {
-				g.Expect(v).To(Equal(plan.Verdict{Status: "Unknown", Reason: api.ClusterPausedReason, Message: tc.wantMsg}))
+				g.Expect(v).To(Equal(plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ClusterPausedReason, Message: tc.wantMsg}))
 			} else {
 				g.Expect(v).To(Equal(plan.Verdict{}))
 			}
@@ -169,7 +170,7 @@ func TestSingleGates(t *testing.T) {
 		{
 			name: "config: error with mode warn stops", gate: plan.GateConfig, wantStop: true,
 			facts: plan.Facts{Options: plan.Options{Mode: plan.ModeWarn}, ConfigErr: cfgErr},
-			want:  plan.Verdict{Status: "False", Reason: api.InvalidConfigurationReason, Message: "bad"},
+			want:  plan.Verdict{Status: metav1.ConditionFalse, Reason: api.InvalidConfigurationReason, Message: "bad"},
 		},
 		{name: "config: error with mode disabled passes", gate: plan.GateConfig, facts: plan.Facts{Options: plan.Options{Mode: plan.ModeDisabled}, ConfigErr: cfgErr}},
 		{name: "disabled: enabled passes", gate: plan.GateDisabled, facts: plan.Facts{Options: plan.Options{Mode: plan.ModeEnabled}}},

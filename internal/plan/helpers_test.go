@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 )
 
 // fromYAML parses one Kubernetes object written as YAML, failing the test on
@@ -24,7 +24,7 @@ func fromYAML(t *testing.T, y string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: m}
 }
 
-// id builds a pair.ID in one line.
-func id(gk schema.GroupKind, namespace, name string) pair.ID {
-	return pair.ID{GroupKind: gk, Namespace: namespace, Name: name}
+// id builds a manifest.ID in one line.
+func id(gk schema.GroupKind, namespace, name string) manifest.ID {
+	return manifest.ID{GroupKind: gk, Namespace: namespace, Name: name}
 }

@@ -25,6 +25,7 @@ func BuildReplacement(desired, original *unstructured.Unstructured, name string,
 	obj.SetLabels(copyMap(original.GetLabels()))
 	ann := copyMap(original.GetAnnotations())
 	delete(ann, api.SupersededByAnnotation)
+	delete(ann, api.CorrectionAnnotation)
 	ann[api.ReplacesAnnotation] = original.GetName()
 	ann[api.SourceReleaseAnnotation] = rel.Ref
 	obj.SetAnnotations(ann)
@@ -50,6 +51,7 @@ func BuildRecreate(desired, original *unstructured.Unstructured, owners []metav1
 	}
 	delete(ann, api.SupersededByAnnotation)
 	ann[api.SourceReleaseAnnotation] = rel.Ref
+	ann[api.CorrectionAnnotation] = string(StrategyRecreate)
 	obj.SetLabels(labels)
 	obj.SetAnnotations(ann)
 	obj.SetOwnerReferences(owners)

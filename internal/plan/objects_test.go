@@ -167,6 +167,7 @@ func TestBuildRecreate(t *testing.T) {
 			api.HelmReleaseNamespaceAnnotation: "fleet",
 			"team":                             "metal",
 			api.SourceReleaseAnnotation:        "fleet/cluster-a.v3",
+			api.CorrectionAnnotation:           "recreate",
 		},
 	}, {
 		name: "original gone: manifest metadata plus Helm ownership",
@@ -179,6 +180,7 @@ func TestBuildRecreate(t *testing.T) {
 			api.HelmReleaseNameAnnotation:      "cluster-a",
 			api.HelmReleaseNamespaceAnnotation: "fleet",
 			api.SourceReleaseAnnotation:        "fleet/cluster-a.v3",
+			api.CorrectionAnnotation:           "recreate",
 		},
 	}}
 	for _, tc := range cases {

@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -104,26 +105,26 @@ func TestParseOptions(t *testing.T) {
 // as opted out (the condition is removed, never reported invalid).
 func TestParseOptionsGateConfig(t *testing.T) {
 	cases := []struct {
-		name        string            // what the case proves
-		annotations map[string]string // the HelmRelease's annotations
-		wantReason  string            // Reason of the stopping verdict; "" when none
-		wantStatus  string            // Status of the stopping verdict
-		wantRemove  bool              // the verdict removes the condition
+		name        string                 // what the case proves
+		annotations map[string]string      // the HelmRelease's annotations
+		wantReason  string                 // Reason of the stopping verdict; "" when none
+		wantStatus  metav1.ConditionStatus // Status of the stopping verdict
+		wantRemove  bool                   // the verdict removes the condition
 	}{{
 		name:        "invalid mode stops with InvalidConfiguration",
 		annotations: map[string]string{api.ModeAnnotation: "on"},
 		wantReason:  api.InvalidConfigurationReason,
-		wantStatus:  "False",
+		wantStatus:  metav1.ConditionFalse,
 	}, {
 		name:        "invalid strategy with mode enabled stops with InvalidConfiguration",
 		annotations: map[string]string{api.ModeAnnotation: "enabled", api.StrategyAnnotation: "x"},
 		wantReason:  api.InvalidConfigurationReason,
-		wantStatus:  "False",
+		wantStatus:  metav1.ConditionFalse,
 	}, {
 		name:        "invalid strategy with mode warn stops with InvalidConfiguration",
 		annotations: map[string]string{api.ModeAnnotation: "warn", api.StrategyAnnotation: "x"},
 		wantReason:  api.InvalidConfigurationReason,
-		wantStatus:  "False",
+		wantStatus:  metav1.ConditionFalse,
 	}, {
 		name:        "invalid strategy with mode disabled is not reported: condition removed",
 		annotations: map[string]string{api.ModeAnnotation: "disabled", api.StrategyAnnotation: "x"},

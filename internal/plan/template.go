@@ -7,24 +7,7 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
-	"github.com/templatedrift/template-drift-controller/internal/pair"
-)
-
-// State is where one template stands in this pass.
-type State string
-
-const (
-	// StateInSync: the live template matches the manifest.
-	StateInSync State = "InSync"
-	// StateDrifted: the live template differs from the manifest.
-	StateDrifted State = "Drifted"
-	// StateMissing: the template is in the manifest but not live, e.g. a
-	// recreate stopped between its delete and its create.
-	StateMissing State = "Missing"
-	// StateDeleting: the live template is being deleted (finalizers); wait.
-	StateDeleting State = "Deleting"
-	// StateSkipped: the template is not ours to touch; see Skip.
-	StateSkipped State = "Skipped"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 )
 
 // TemplateInput is what the gatherer read about one template.
@@ -51,77 +34,96 @@ type TemplateInput struct {
 	// Requested is the strategy annotation; Helm the release facts.
 	Requested Strategy
 	Helm      HelmFacts
-}
-
-// TemplatePlan is the decision for one template.
-type TemplatePlan struct {
-	ID      pair.ID
-	State   State
-	Skip    string
-	Changes []diff.Change
-	// Strategy corrects a drifted or missing template; "" when in sync.
-	Strategy Strategy
-	// Failed is the reason no strategy can be used, with the server's message.
-	Failed string
-	// RenameTo is set while a rotation is in effect: consumers must
-	// reference the replacement of this name.
-	RenameTo string
-	// CreateReplacement, MarkSuperseded: the writes a rotation still needs.
-	CreateReplacement bool
-	MarkSuperseded    bool
-	// Superseded is true when an earlier pass completed the rotation: the
-	// replacement matches the manifest and the original is marked. The
-	// original's drift is then history, not work.
-	Superseded bool
+	// Release is the reference ("<ns>/<name>.v<N>") of the release the
+	// pass works from, to recognise corrections recorded for it.
+	Release string
 }
 
 // DecideTemplate decides what to do about one template.
 func DecideTemplate(in TemplateInput) TemplatePlan {
-	p := TemplatePlan{ID: pair.IDOf(in.Desired), Changes: in.Changes}
+	p := TemplatePlan{ID: manifest.IDOf(in.Desired), Changes: in.Changes, Desired: in.Desired, Live: in.Live}
 	switch {
 	case in.Skip != "":
-		p.State, p.Skip = StateSkipped, in.Skip
+		p.Outcome, p.Message = OutcomeSkipped, in.Skip
 		return p
 	case in.Live == nil:
-		p.State, p.Strategy = StateMissing, StrategyRecreate
+		p.Outcome, p.Strategy, p.Writes = OutcomeMissing, StrategyRecreate, []Write{WriteCreate}
 		return p
 	case in.Live.GetDeletionTimestamp() != nil:
-		p.State = StateDeleting
+		p.Outcome = OutcomeWaiting
 		return p
 	case len(in.Changes) == 0:
-		p.State = StateInSync
+		p.Outcome = OutcomeInSync
+		if s, ok := recordedCorrection(in.Live, in.Release); ok {
+			p.Outcome, p.Strategy = OutcomeCorrected, s
+		}
 		return p
 	}
-	p.State = StateDrifted
 	strategy, ok := Choose(in.Requested, in.DryRun, in.Helm)
 	if !ok {
-		p.Failed = fmt.Sprintf("in-place correction refused: %s", in.DryRunMessage)
+		p.Outcome, p.Message = OutcomeFailed, fmt.Sprintf("in-place correction refused: %s", in.DryRunMessage)
 		return p
 	}
-	p.Strategy = strategy
-	if strategy != StrategyRotate {
+	p.Outcome, p.Strategy = OutcomeDrifted, strategy
+	switch strategy {
+	case StrategyInPlace:
+		p.Writes = []Write{WritePatch}
+		return p
+	case StrategyRecreate:
+		p.Writes = []Write{WriteDelete, WriteCreate}
 		return p
 	}
+	return decideRotation(p, in)
+}
+
+// decideRotation completes the plan of a template that rotates: a
+// replacement that exists and differs is a failure (a name collision, or
+// someone edited it); otherwise the writes still missing, or, when the
+// replacement exists and the original is marked, a rotation that is done.
+func decideRotation(p TemplatePlan, in TemplateInput) TemplatePlan {
 	if in.Replacement != nil && len(in.ReplacementChanges) > 0 {
-		p.Failed = fmt.Sprintf("replacement %s exists and differs from the manifest: %s",
+		p.Outcome = OutcomeFailed
+		p.Message = fmt.Sprintf("replacement %s exists and differs from the manifest: %s",
 			in.ReplacementName, diff.Summary(in.ReplacementChanges, 60, 3))
 		return p
 	}
 	p.RenameTo = in.ReplacementName
-	p.CreateReplacement = in.Replacement == nil
-	p.MarkSuperseded = in.Live.GetAnnotations()[api.SupersededByAnnotation] != in.ReplacementName
-	p.Superseded = !p.CreateReplacement && !p.MarkSuperseded
+	if in.Replacement == nil {
+		p.Writes = append(p.Writes, WriteCreateReplacement)
+	}
+	if in.Live.GetAnnotations()[api.SupersededByAnnotation] != in.ReplacementName {
+		p.Writes = append(p.Writes, WriteMarkSuperseded)
+	}
+	if len(p.Writes) > 0 {
+		return p
+	}
+	// Done on an earlier pass: the original's drift is history, not work.
+	p.Outcome = OutcomeSuperseded
+	if in.Replacement.GetAnnotations()[api.SourceReleaseAnnotation] == in.Release {
+		p.Outcome = OutcomeCorrected
+	}
 	return p
+}
+
+// recordedCorrection reads the record a correction leaves on the object it
+// wrote: the release it corrected the template for, and how.
+func recordedCorrection(live *unstructured.Unstructured, release string) (Strategy, bool) {
+	ann := live.GetAnnotations()
+	s := Strategy(ann[api.CorrectionAnnotation])
+	if release == "" || ann[api.SourceReleaseAnnotation] != release || (s != StrategyInPlace && s != StrategyRecreate) {
+		return "", false
+	}
+	return s, true
 }
 
 // EffectiveDesired returns desired with every reference to a template that
 // is being rotated rewritten to its replacement: a Metal3MachineTemplate
 // whose Metal3DataTemplate rotates must name the replacement, and that is
 // drift of the machine template itself, corrected by its own strategy.
-func EffectiveDesired(desired *unstructured.Unstructured, renames map[pair.ID]string) (*unstructured.Unstructured, error) {
+func EffectiveDesired(desired *unstructured.Unstructured, renames map[manifest.ID]string) (*unstructured.Unstructured, error) {
 	var all []diff.Change
 	for from, to := range renames {
-		changes, err := pair.Repoint(desired, from, to)
+		changes, err := manifest.Repoint(desired, from, to)
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
-	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
@@ -48,6 +48,7 @@ func TestDecideTemplate(t *testing.T) {
 	drift := []diff.Change{{Path: "/spec/template/spec/image/url", Op: diff.OpReplace, Before: "http://10.0.0.1/img", After: "http://10.0.0.2/img"}}
 	replacementDrift := []diff.Change{{Path: "/spec/template/spec/image/url", Op: diff.OpReplace, Before: "http://10.0.0.9/img", After: "http://10.0.0.2/img"}}
 	const replacementName = "workers-5f1c2a9b0d"
+	const release = "fleet/cluster.v2"
 	csa := plan.HelmFacts{ApplyMethod: "csa"}
 	ssa := plan.HelmFacts{ApplyMethod: "ssa"}
 
@@ -65,7 +66,7 @@ func TestDecideTemplate(t *testing.T) {
 		mutate: func(in *plan.TemplateInput) {
 			in.Skip = "owned by a ClusterClass"
 		},
-		want: plan.TemplatePlan{State: plan.StateSkipped, Skip: "owned by a ClusterClass"},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeSkipped, Message: "owned by a ClusterClass"},
 	}, {
 		name: "skip on a drifted live object",
 		live: m3mtLive,
@@ -73,13 +74,13 @@ func TestDecideTemplate(t *testing.T) {
 			in.Skip = "opted out"
 			in.DryRun = plan.DryRunAccepted
 		},
-		want: plan.TemplatePlan{State: plan.StateSkipped, Skip: "opted out"},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeSkipped, Message: "opted out"},
 	}, {
 		name: "missing is recreated, whatever the requested strategy",
 		mutate: func(in *plan.TemplateInput) {
 			in.Requested = plan.StrategyInPlace
 		},
-		want: plan.TemplatePlan{State: plan.StateMissing, Strategy: plan.StrategyRecreate},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeMissing, Strategy: plan.StrategyRecreate, Writes: []plan.Write{plan.WriteCreate}},
 	}, {
 		name: "being deleted: wait, even when drifted",
 		live: m3mtLive,
@@ -88,7 +89,7 @@ func TestDecideTemplate(t *testing.T) {
 			in.Live.SetDeletionTimestamp(&now)
 			in.DryRun = plan.DryRunAccepted
 		},
-		want: plan.TemplatePlan{State: plan.StateDeleting},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeWaiting},
 	}, {
 		name: "no changes: in sync",
 		live: m3mtLive,
@@ -96,22 +97,22 @@ func TestDecideTemplate(t *testing.T) {
 			in.Changes = nil
 			in.DryRun = plan.DryRunAccepted
 		},
-		want: plan.TemplatePlan{State: plan.StateInSync},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeInSync},
 	}, {
 		name: "drifted, dry-run accepted: in place",
 		live: m3mtLive,
 		mutate: func(in *plan.TemplateInput) {
 			in.DryRun = plan.DryRunAccepted
 		},
-		want: plan.TemplatePlan{State: plan.StateDrifted, Strategy: plan.StrategyInPlace},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyInPlace, Writes: []plan.Write{plan.WritePatch}},
 	}, {
 		name: "drifted, locked, csa: rotate, create the replacement and mark the original",
 		live: m3mtLive,
 		mutate: func(in *plan.TemplateInput) {
 			in.DryRun, in.DryRunMessage = plan.DryRunLocked, "spec.template: field is immutable"
 		},
-		want: plan.TemplatePlan{State: plan.StateDrifted, Strategy: plan.StrategyRotate,
-			RenameTo: replacementName, CreateReplacement: true, MarkSuperseded: true},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate,
+			RenameTo: replacementName, Writes: []plan.Write{plan.WriteCreateReplacement, plan.WriteMarkSuperseded}},
 	}, {
 		name: "rotate with a matching replacement already there: no create",
 		live: m3mtLive,
@@ -120,8 +121,8 @@ func TestDecideTemplate(t *testing.T) {
 			in.Replacement = in.Desired.DeepCopy()
 			in.Replacement.SetName(replacementName)
 		},
-		want: plan.TemplatePlan{State: plan.StateDrifted, Strategy: plan.StrategyRotate,
-			RenameTo: replacementName, CreateReplacement: false, MarkSuperseded: true},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate,
+			RenameTo: replacementName, Writes: []plan.Write{plan.WriteMarkSuperseded}},
 	}, {
 		name: "rotate with the original already marked for this replacement: no mark",
 		live: m3mtLive,
@@ -129,8 +130,8 @@ func TestDecideTemplate(t *testing.T) {
 			in.DryRun = plan.DryRunLocked
 			in.Live.SetAnnotations(map[string]string{api.SupersededByAnnotation: replacementName})
 		},
-		want: plan.TemplatePlan{State: plan.StateDrifted, Strategy: plan.StrategyRotate,
-			RenameTo: replacementName, CreateReplacement: true, MarkSuperseded: false},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate,
+			RenameTo: replacementName, Writes: []plan.Write{plan.WriteCreateReplacement}},
 	}, {
 		name: "rotate, steady state: replacement there and original marked: nothing to write, superseded",
 		live: m3mtLive,
@@ -139,7 +140,7 @@ func TestDecideTemplate(t *testing.T) {
 			in.Replacement = in.Desired.DeepCopy()
 			in.Live.SetAnnotations(map[string]string{api.SupersededByAnnotation: replacementName})
 		},
-		want: plan.TemplatePlan{State: plan.StateDrifted, Strategy: plan.StrategyRotate, RenameTo: replacementName, Superseded: true},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeSuperseded, Strategy: plan.StrategyRotate, RenameTo: replacementName},
 	}, {
 		name: "rotate with the original marked for an older replacement: mark again",
 		live: m3mtLive,
@@ -147,8 +148,8 @@ func TestDecideTemplate(t *testing.T) {
 			in.Requested = plan.StrategyRotate
 			in.Live.SetAnnotations(map[string]string{api.SupersededByAnnotation: "workers-0000000000"})
 		},
-		want: plan.TemplatePlan{State: plan.StateDrifted, Strategy: plan.StrategyRotate,
-			RenameTo: replacementName, CreateReplacement: true, MarkSuperseded: true},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate,
+			RenameTo: replacementName, Writes: []plan.Write{plan.WriteCreateReplacement, plan.WriteMarkSuperseded}},
 	}, {
 		name: "rotate with a replacement that differs from the manifest: failed, names the replacement",
 		live: m3mtLive,
@@ -157,15 +158,15 @@ func TestDecideTemplate(t *testing.T) {
 			in.Replacement = in.Desired.DeepCopy()
 			in.ReplacementChanges = replacementDrift
 		},
-		want: plan.TemplatePlan{State: plan.StateDrifted, Strategy: plan.StrategyRotate,
-			Failed: "replacement " + replacementName + ` exists and differs from the manifest: /spec/template/spec/image/url: "http://10.0.0.9/img" → "http://10.0.0.2/img"`},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeFailed, Strategy: plan.StrategyRotate,
+			Message: "replacement " + replacementName + ` exists and differs from the manifest: /spec/template/spec/image/url: "http://10.0.0.9/img" → "http://10.0.0.2/img"`},
 	}, {
 		name: "locked with ssa: recreate, no rotation fields",
 		live: m3mtLive,
 		mutate: func(in *plan.TemplateInput) {
 			in.DryRun, in.Helm = plan.DryRunLocked, ssa
 		},
-		want: plan.TemplatePlan{State: plan.StateDrifted, Strategy: plan.StrategyRecreate},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRecreate, Writes: []plan.Write{plan.WriteDelete, plan.WriteCreate}},
 	}, {
 		name: "recreate ignores a differing replacement",
 		live: m3mtLive,
@@ -174,7 +175,7 @@ func TestDecideTemplate(t *testing.T) {
 			in.Replacement = in.Desired.DeepCopy()
 			in.ReplacementChanges = replacementDrift
 		},
-		want: plan.TemplatePlan{State: plan.StateDrifted, Strategy: plan.StrategyRecreate},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRecreate, Writes: []plan.Write{plan.WriteDelete, plan.WriteCreate}},
 	}, {
 		name: "in-place requested, server refuses: failed with the server's message",
 		live: m3mtLive,
@@ -182,14 +183,56 @@ func TestDecideTemplate(t *testing.T) {
 			in.Requested = plan.StrategyInPlace
 			in.DryRun, in.DryRunMessage = plan.DryRunLocked, "spec.template: Invalid value: field is immutable"
 		},
-		want: plan.TemplatePlan{State: plan.StateDrifted, Failed: "in-place correction refused: spec.template: Invalid value: field is immutable"},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeFailed, Message: "in-place correction refused: spec.template: Invalid value: field is immutable"},
 	}, {
 		name: "auto, dry-run failed for another reason: failed with the server's message",
 		live: m3mtLive,
 		mutate: func(in *plan.TemplateInput) {
 			in.DryRun, in.DryRunMessage = plan.DryRunFailed, `Internal error occurred: failed calling webhook "validation.metal3.io"`
 		},
-		want: plan.TemplatePlan{State: plan.StateDrifted, Failed: `in-place correction refused: Internal error occurred: failed calling webhook "validation.metal3.io"`},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeFailed, Message: `in-place correction refused: Internal error occurred: failed calling webhook "validation.metal3.io"`},
+	}, {
+		name: "in sync, with the record of an in-place correction for this release: corrected",
+		live: m3mtLive,
+		mutate: func(in *plan.TemplateInput) {
+			in.Changes = nil
+			in.Live.SetAnnotations(map[string]string{api.SourceReleaseAnnotation: release, api.CorrectionAnnotation: "in-place"})
+		},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeCorrected, Strategy: plan.StrategyInPlace},
+	}, {
+		name: "in sync, with the record of a recreate for this release: corrected",
+		live: m3mtLive,
+		mutate: func(in *plan.TemplateInput) {
+			in.Changes = nil
+			in.Live.SetAnnotations(map[string]string{api.SourceReleaseAnnotation: release, api.CorrectionAnnotation: "recreate"})
+		},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeCorrected, Strategy: plan.StrategyRecreate},
+	}, {
+		name: "in sync, with the record of a correction for an earlier release: just in sync",
+		live: m3mtLive,
+		mutate: func(in *plan.TemplateInput) {
+			in.Changes = nil
+			in.Live.SetAnnotations(map[string]string{api.SourceReleaseAnnotation: "fleet/cluster.v1", api.CorrectionAnnotation: "in-place"})
+		},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeInSync},
+	}, {
+		name: "in sync, a record with an unknown strategy is no record",
+		live: m3mtLive,
+		mutate: func(in *plan.TemplateInput) {
+			in.Changes = nil
+			in.Live.SetAnnotations(map[string]string{api.SourceReleaseAnnotation: release, api.CorrectionAnnotation: "sideways"})
+		},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeInSync},
+	}, {
+		name: "rotate, steady state, replacement built from this release: corrected by rotation",
+		live: m3mtLive,
+		mutate: func(in *plan.TemplateInput) {
+			in.Requested, in.DryRun = plan.StrategyRotate, plan.DryRunNotRun
+			in.Replacement = in.Desired.DeepCopy()
+			in.Replacement.SetAnnotations(map[string]string{api.SourceReleaseAnnotation: release})
+			in.Live.SetAnnotations(map[string]string{api.SupersededByAnnotation: replacementName})
+		},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeCorrected, Strategy: plan.StrategyRotate, RenameTo: replacementName},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,6 +243,7 @@ func TestDecideTemplate(t *testing.T) {
 				ReplacementName: replacementName,
 				Requested:       plan.StrategyAuto,
 				Helm:            csa,
+				Release:         release,
 			}
 			if tc.live != "" {
 				in.Live = fromYAML(t, tc.live)
@@ -208,22 +252,24 @@ func TestDecideTemplate(t *testing.T) {
 				tc.mutate(&in)
 			}
 			got := plan.DecideTemplate(in)
-			g.Expect(got.ID).To(Equal(id(pair.Metal3MachineTemplateKind, "fleet", "workers")))
+			g.Expect(got.ID).To(Equal(id(manifest.Metal3MachineTemplateKind, "fleet", "workers")))
 			g.Expect(got.Changes).To(Equal(in.Changes))
-			got.ID, got.Changes = pair.ID{}, nil
+			g.Expect(got.Desired).To(BeIdenticalTo(in.Desired))
+			g.Expect(got.Live).To(BeIdenticalTo(in.Live))
+			got.ID, got.Changes, got.Desired, got.Live = manifest.ID{}, nil, nil, nil
 			g.Expect(got).To(Equal(tc.want))
 		})
 	}
 }
 
 func TestEffectiveDesired(t *testing.T) {
-	dataID := id(pair.Metal3DataTemplateKind, "fleet", "workers-data")
+	dataID := id(manifest.Metal3DataTemplateKind, "fleet", "workers-data")
 	cases := []struct {
 		name string // what the case proves
 		// desired is the manifest's template as YAML.
 		desired string
 		// renames are the rotations in effect.
-		renames map[pair.ID]string
+		renames map[manifest.ID]string
 		// wantDataTemplate is the expected .spec.template.spec.dataTemplate.name.
 		wantDataTemplate string
 		// wantSame is true when the input itself must be returned.
@@ -233,16 +279,16 @@ func TestEffectiveDesired(t *testing.T) {
 	}{{
 		name:             "data template renamed: reference rewritten",
 		desired:          m3mtDesired,
-		renames:          map[pair.ID]string{dataID: "workers-data-0a1b2c3d4e"},
+		renames:          map[manifest.ID]string{dataID: "workers-data-0a1b2c3d4e"},
 		wantDataTemplate: "workers-data-0a1b2c3d4e",
 	}, {
 		name:    "several renames, one applies",
 		desired: m3mtDesired,
-		renames: map[pair.ID]string{
-			id(pair.Metal3DataTemplateKind, "fleet", "other-data"): "other-data-1111111111",
+		renames: map[manifest.ID]string{
+			id(manifest.Metal3DataTemplateKind, "fleet", "other-data"): "other-data-1111111111",
 			dataID: "workers-data-0a1b2c3d4e",
-			id(pair.Metal3MachineTemplateKind, "fleet", "workers"):      "workers-2222222222",
-			id(pair.Metal3MachineTemplateKind, "fleet", "workers-data"): "wrong-kind-3333333333",
+			id(manifest.Metal3MachineTemplateKind, "fleet", "workers"):      "workers-2222222222",
+			id(manifest.Metal3MachineTemplateKind, "fleet", "workers-data"): "wrong-kind-3333333333",
 		},
 		wantDataTemplate: "workers-data-0a1b2c3d4e",
 	}, {
@@ -253,19 +299,19 @@ func TestEffectiveDesired(t *testing.T) {
 	}, {
 		name:             "rename of a data template of another namespace: untouched",
 		desired:          m3mtDesired,
-		renames:          map[pair.ID]string{id(pair.Metal3DataTemplateKind, "other", "workers-data"): "x-1"},
+		renames:          map[manifest.ID]string{id(manifest.Metal3DataTemplateKind, "other", "workers-data"): "x-1"},
 		wantDataTemplate: "workers-data",
 		wantSame:         true,
 	}, {
 		name:             "rename of another kind with the same name: untouched",
 		desired:          m3mtDesired,
-		renames:          map[pair.ID]string{id(pair.Metal3MachineTemplateKind, "fleet", "workers-data"): "x-1"},
+		renames:          map[manifest.ID]string{id(manifest.Metal3MachineTemplateKind, "fleet", "workers-data"): "x-1"},
 		wantDataTemplate: "workers-data",
 		wantSame:         true,
 	}, {
 		name:             "rename to the same name: untouched",
 		desired:          m3mtDesired,
-		renames:          map[pair.ID]string{dataID: "workers-data"},
+		renames:          map[manifest.ID]string{dataID: "workers-data"},
 		wantDataTemplate: "workers-data",
 		wantSame:         true,
 	}, {
@@ -279,8 +325,8 @@ spec:
     spec:
       dataTemplate: {name: workers-data, namespace: tenant-b}
 `,
-		renames: map[pair.ID]string{dataID: "workers-data-0a1b2c3d4e"},
-		wantErr: pair.ErrCrossNamespaceRef,
+		renames: map[manifest.ID]string{dataID: "workers-data-0a1b2c3d4e"},
+		wantErr: manifest.ErrCrossNamespaceRef,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -67,7 +67,7 @@ func decodedOver(data []byte, limit int64) bool {
 	raw := base64.NewDecoder(base64.StdEncoding, bytes.NewReader(data))
 	head := make([]byte, 3)
 	n, _ := io.ReadFull(raw, head)
-	var r io.Reader = io.MultiReader(bytes.NewReader(head[:n]), raw)
+	r := io.MultiReader(bytes.NewReader(head[:n]), raw)
 	if n == 3 && bytes.Equal(head, []byte{0x1f, 0x8b, 0x08}) {
 		zr, err := gzip.NewReader(r)
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
 // Metrics are the add-on's Prometheus metrics.
@@ -36,13 +38,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// Correction counts one correction of strategy with result "success" or "failure".
-func (m *Metrics) Correction(strategy, result string) {
-	if m != nil && strategy != "" {
-		m.corrections.WithLabelValues(strategy, result).Inc()
-	}
-}
-
 // Duration records how long a pass took.
 func (m *Metrics) Duration(key client.ObjectKey, start time.Time) {
 	if m != nil {
@@ -58,15 +53,25 @@ func (m *Metrics) Forget(key client.ObjectKey) {
 	}
 }
 
-func (m *Metrics) observe(key client.ObjectKey, out Outcome) {
+// observe records a pass's conclusion: the gauge (kept as it was when the
+// pass did not compare templates, dropped when the release opted out) and
+// one count per correction the pass made or tried.
+func (m *Metrics) observe(key client.ObjectKey, c plan.Conclusion) {
 	if m == nil {
 		return
 	}
-	if out.Remove {
+	if c.Remove {
 		m.Forget(key)
 		return
 	}
-	if out.Drifted != unknownDrift {
-		m.drifted.WithLabelValues(key.Namespace, key.Name).Set(float64(out.Drifted))
+	if c.Drifted != plan.UnknownDrift {
+		m.drifted.WithLabelValues(key.Namespace, key.Name).Set(float64(c.Drifted))
+	}
+	result := "success"
+	if c.CorrectionsFailed {
+		result = "failure"
+	}
+	for _, s := range c.Corrections {
+		m.corrections.WithLabelValues(string(s), result).Inc()
 	}
 }

@@ -2,39 +2,85 @@ package report
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
 // TestMetrics: the gauge follows each compared pass and keeps its value when
-// a gate stopped the pass; corrections count by strategy and result; a
-// deleted HelmRelease's series are dropped.
+// a gate stopped the pass; corrections count by strategy and result; an
+// opted-out release's series are dropped.
 func TestMetrics(t *testing.T) {
 	g := NewWithT(t)
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg)
 	key := client.ObjectKey{Namespace: "fleet", Name: "cluster"}
+	other := client.ObjectKey{Namespace: "fleet", Name: "other"}
+	gauge := func(k client.ObjectKey) float64 {
+		return testutil.ToFloat64(m.drifted.WithLabelValues(k.Namespace, k.Name))
+	}
 
-	m.observe(key, Outcome{Drifted: 3})
-	g.Expect(testutil.ToFloat64(m.drifted.WithLabelValues("fleet", "cluster"))).To(Equal(3.0))
-	m.observe(key, Outcome{Drifted: unknownDrift})
-	g.Expect(testutil.ToFloat64(m.drifted.WithLabelValues("fleet", "cluster"))).To(Equal(3.0), "a gate verdict leaves the gauge alone")
-	m.observe(key, Outcome{Drifted: 0})
-	g.Expect(testutil.ToFloat64(m.drifted.WithLabelValues("fleet", "cluster"))).To(Equal(0.0))
+	m.observe(key, plan.Conclusion{Drifted: 3})
+	m.observe(other, plan.Conclusion{Drifted: 1})
+	g.Expect(gauge(key)).To(Equal(3.0))
+	m.observe(key, plan.Conclusion{Drifted: plan.UnknownDrift})
+	g.Expect(gauge(key)).To(Equal(3.0), "a pass that did not compare templates leaves the gauge alone")
+	m.observe(key, plan.Conclusion{Silent: true, Drifted: plan.UnknownDrift})
+	g.Expect(gauge(key)).To(Equal(3.0), "a suspended release leaves the gauge alone")
+	m.observe(key, plan.Conclusion{Drifted: 0})
+	g.Expect(gauge(key)).To(Equal(0.0))
+	g.Expect(testutil.CollectAndCount(m.corrections)).To(Equal(0), "no correction, no series")
 
-	m.Correction("rotate", "success")
-	m.Correction("rotate", "success")
-	m.Correction("", "failure")
-	g.Expect(testutil.ToFloat64(m.corrections.WithLabelValues("rotate", "success"))).To(Equal(2.0))
-	g.Expect(testutil.CollectAndCount(m.corrections)).To(Equal(1), "no series with an empty strategy")
+	m.observe(key, plan.Conclusion{Corrections: []plan.Strategy{plan.StrategyRotate, plan.StrategyInPlace}})
+	m.observe(key, plan.Conclusion{Corrections: []plan.Strategy{plan.StrategyRotate}})
+	m.observe(key, plan.Conclusion{Corrections: []plan.Strategy{plan.StrategyRecreate, plan.StrategyInPlace}, CorrectionsFailed: true, Drifted: 2})
+	count := func(s plan.Strategy, result string) float64 {
+		return testutil.ToFloat64(m.corrections.WithLabelValues(string(s), result))
+	}
+	g.Expect(count(plan.StrategyRotate, "success")).To(Equal(2.0))
+	g.Expect(count(plan.StrategyInPlace, "success")).To(Equal(1.0))
+	g.Expect(count(plan.StrategyRecreate, "failure")).To(Equal(1.0))
+	g.Expect(count(plan.StrategyInPlace, "failure")).To(Equal(1.0))
+	g.Expect(testutil.CollectAndCount(m.corrections)).To(Equal(4), "only the series counted above")
+	g.Expect(gauge(key)).To(Equal(2.0))
 
-	m.observe(key, Outcome{Remove: true})
-	g.Expect(testutil.CollectAndCount(m.drifted)).To(Equal(0), "an opted-out release has no series")
+	m.Duration(key, time.Now().Add(-time.Second))
+	m.Duration(other, time.Now())
+	g.Expect(testutil.CollectAndCount(m.duration)).To(Equal(2))
 
-	var nilMetrics *Metrics
-	nilMetrics.Correction("rotate", "success") // a nil Metrics records nothing and does not panic
-	nilMetrics.observe(key, Outcome{Drifted: 1})
+	m.observe(key, plan.Conclusion{Remove: true, Drifted: plan.UnknownDrift})
+	g.Expect(testutil.CollectAndCount(m.drifted)).To(Equal(1), "an opted-out release has no gauge series; the other keeps its own")
+	g.Expect(testutil.CollectAndCount(m.duration)).To(Equal(1), "nor a duration series")
+	g.Expect(gauge(other)).To(Equal(1.0))
+	g.Expect(testutil.CollectAndCount(m.corrections)).To(Equal(4), "the counter is not per release and is kept")
+
+	m.Forget(other)
+	g.Expect(testutil.CollectAndCount(m.drifted)).To(Equal(0))
+	g.Expect(testutil.CollectAndCount(m.duration)).To(Equal(0))
+
+	var nilMetrics *Metrics // a nil Metrics records nothing and does not panic
+	nilMetrics.observe(key, plan.Conclusion{Drifted: 1, Corrections: []plan.Strategy{plan.StrategyRotate}})
+	nilMetrics.Duration(key, time.Now())
+	nilMetrics.Forget(key)
+}
+
+// TestMetricsFromSummaries: the correction counted once for the pass that
+// wrote it, not for the quiet passes that report it after.
+func TestMetricsFromSummaries(t *testing.T) {
+	g := NewWithT(t)
+	m := NewMetrics(prometheus.NewRegistry())
+	key := client.ObjectKey{Namespace: "fleet", Name: "cluster-a"}
+
+	m.observe(key, Summarize(result(plan.ModeEnabled, 2, tmpl("workers", plan.OutcomeDrifted, rotated))).Conclusion)
+	for range 3 {
+		m.observe(key, Summarize(result(plan.ModeEnabled, 0, tmpl("workers", plan.OutcomeCorrected, both(rotated, withChanges)))).Conclusion)
+	}
+	g.Expect(testutil.ToFloat64(m.corrections.WithLabelValues(string(plan.StrategyRotate), "success"))).To(Equal(1.0))
+	g.Expect(testutil.CollectAndCount(m.corrections)).To(Equal(1))
+	g.Expect(testutil.ToFloat64(m.drifted.WithLabelValues("fleet", "cluster-a"))).To(Equal(0.0))
 }

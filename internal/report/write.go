@@ -3,7 +3,6 @@ package report
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -28,7 +27,7 @@ type Writer struct {
 // Write applies out to the HelmRelease key: the condition (only when it
 // changed), then the events of a new state. It returns whether the
 // condition changed.
-func (w *Writer) Write(ctx context.Context, key client.ObjectKey, out Outcome) (bool, error) {
+func (w *Writer) Write(ctx context.Context, key client.ObjectKey, out Summary) (bool, error) {
 	var changed bool
 	var hr *helmv2.HelmRelease
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -54,26 +53,18 @@ func (w *Writer) Write(ctx context.Context, key client.ObjectKey, out Outcome) (
 			}
 		}
 	}
-	w.Metrics.observe(key, out)
+	w.Metrics.observe(key, out.Conclusion)
 	return changed, nil
 }
 
 // setCondition sets (or removes) the condition on hr and reports whether it changed.
-func setCondition(hr *helmv2.HelmRelease, out Outcome) bool {
+func setCondition(hr *helmv2.HelmRelease, out Summary) bool {
 	current := apimeta.FindStatusCondition(hr.Status.Conditions, api.TemplatesInSyncCondition)
 	switch {
 	case out.Remove:
 		return apimeta.RemoveStatusCondition(&hr.Status.Conditions, api.TemplatesInSyncCondition)
 	case out.Condition == nil:
 		return false
-	case keepCorrected(current, out):
-		// Keep the record of the correction, but say it was checked at
-		// this generation.
-		if current.ObservedGeneration == hr.Generation {
-			return false
-		}
-		current.ObservedGeneration = hr.Generation
-		return true
 	}
 	want := *out.Condition
 	want.ObservedGeneration = hr.Generation
@@ -83,18 +74,4 @@ func setCondition(hr *helmv2.HelmRelease, out Outcome) bool {
 	}
 	want.LastTransitionTime = metav1.Now()
 	return apimeta.SetStatusCondition(&hr.Status.Conditions, want)
-}
-
-// keepCorrected keeps a DriftCorrected condition through the quiet passes
-// after a correction of the same release: they find nothing left to do, and
-// replacing the record of what was done with "no drift" would hide it.
-func keepCorrected(current *metav1.Condition, out Outcome) bool {
-	if current == nil || current.Reason != api.DriftCorrectedReason || out.Wrote {
-		return false
-	}
-	r := out.Condition.Reason
-	if r != api.NoDriftDetectedReason && r != api.DriftCorrectedReason {
-		return false
-	}
-	return strings.HasPrefix(current.Message, "Corrected release "+out.ReleaseRef+":")
 }

@@ -49,8 +49,9 @@ func (r Release) HelmRelease() *helmv1.Release {
 
 // StoreRelease writes r with Helm v4's Secrets storage driver, exactly the
 // records helm-controller leaves. Tests only: the controller never writes
-// release Secrets.
-func StoreRelease(ctx context.Context, e *Env, r Release) error {
+// release Secrets. Helm's storage driver takes no context, so the first
+// argument is unused; it stays for symmetry with the other helpers.
+func StoreRelease(_ context.Context, e *Env, r Release) error {
 	cs, err := kubernetes.NewForConfig(e.Config)
 	if err != nil {
 		return fmt.Errorf("failed to create clientset: %w", err)

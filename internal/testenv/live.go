@@ -10,16 +10,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
-	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 )
 
-// CreateLive creates the objects of manifest in namespace ns as Helm and
+// CreateLive creates the objects of the rendered manifest in namespace ns as Helm and
 // Cluster API leave them after a pivot: Helm's ownership metadata for
 // release on every object, and a Cluster ownerReference on every template
 // (the Cluster first, so its UID is known). mutate, if not nil, edits each
 // object before it is created.
-func CreateLive(ctx context.Context, c client.Client, ns, release, manifest string, mutate func(*unstructured.Unstructured)) error {
-	objs, err := pair.Split(manifest, ns, 0)
+func CreateLive(ctx context.Context, c client.Client, ns, release, rendered string, mutate func(*unstructured.Unstructured)) error {
+	objs, err := manifest.Split(rendered, ns, 0)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func reapOrphans(binaries ...string) {
 func matches(exe string, binaries []string) bool {
 	exe = strings.TrimSuffix(exe, " (deleted)")
 	for _, b := range binaries {
-		if real, err := filepath.EvalSymlinks(b); err == nil && real == exe {
+		if resolved, err := filepath.EvalSymlinks(b); err == nil && resolved == exe {
 			return true
 		}
 		if exe == b {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/templatedrift/template-drift-controller/internal/pair"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 )
 
 // WatchKinds are the kinds to watch, and those left out because the
@@ -26,7 +26,7 @@ type WatchKinds struct {
 // controller's RBAC does not let it list and watch is left out: a watch on
 // it would never sync and would stop the manager. Kinds installed later, or
 // left out, are still covered by the periodic resync.
-func ResolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *pair.KindMatcher) (WatchKinds, error) {
+func ResolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *manifest.KindMatcher) (WatchKinds, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return WatchKinds{}, fmt.Errorf("failed to create clientset: %w", err)
@@ -43,7 +43,7 @@ func ResolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *pair.KindMa
 		}
 		for _, r := range l.APIResources {
 			gk := schema.GroupKind{Group: gv.Group, Kind: r.Kind}
-			if !(kinds.Match(gk) || pair.IsConsumer(gk)) || gk == pair.MachineSetKind || strings.Contains(r.Name, "/") {
+			if !(kinds.Match(gk) || manifest.IsConsumer(gk)) || gk == manifest.MachineSetKind || strings.Contains(r.Name, "/") {
 				continue
 			}
 			ok, err := mayWatch(ctx, cs, gv.Group, r.Name)

@@ -1,4 +1,4 @@
-package pair
+package manifest
 
 import (
 	"errors"
@@ -165,7 +165,7 @@ func TestReferencesImpliedAndCrossNamespace(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "the object's own namespace is fine")
 }
 
-func TestClassifyOrdersReferencedFirst(t *testing.T) {
+func TestSortByRoleOrdersReferencedFirst(t *testing.T) {
 	g := NewWithT(t)
 	kinds, _ := ParseKinds(DefaultTemplateKinds)
 	objs := []*unstructured.Unstructured{
@@ -176,7 +176,8 @@ func TestClassifyOrdersReferencedFirst(t *testing.T) {
 		obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: cm, namespace: ns}}`),
 		obj(t, `{apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: Metal3DataTemplate, metadata: {name: z, namespace: ns}}`),
 	}
-	c := Classify(objs, kinds)
+	c, err := SortByRole(objs, kinds)
+	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(c.Templates).To(HaveLen(2))
 	g.Expect(c.Templates[0].GetKind()).To(Equal("Metal3DataTemplate"), "the referenced data template comes first")
 	g.Expect(c.Consumers).To(HaveLen(1))

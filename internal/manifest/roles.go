@@ -1,4 +1,4 @@
-package pair
+package manifest
 
 import (
 	"sort"
@@ -21,9 +21,11 @@ type Objects struct {
 	Clusters []*unstructured.Unstructured
 }
 
-// Classify sorts objs into Objects. Every other kind is dropped: the
-// controller never writes it.
-func Classify(objs []*unstructured.Unstructured, kinds *KindMatcher) Objects {
+// SortByRole sorts objs into Objects. Every other kind is dropped: the
+// controller never writes it. It fails, with ErrCrossNamespaceRef, when a
+// template or consumer holds a reference that cannot be followed, so every
+// later reader of their references may rely on them.
+func SortByRole(objs []*unstructured.Unstructured, kinds *KindMatcher) (Objects, error) {
 	var out Objects
 	for _, o := range objs {
 		gk := o.GroupVersionKind().GroupKind()
@@ -36,8 +38,13 @@ func Classify(objs []*unstructured.Unstructured, kinds *KindMatcher) Objects {
 			out.Consumers = append(out.Consumers, o)
 		}
 	}
+	for _, o := range append(append([]*unstructured.Unstructured{}, out.Templates...), out.Consumers...) {
+		if _, err := References(o); err != nil {
+			return Objects{}, err
+		}
+	}
 	out.Templates = referencedFirst(out.Templates)
-	return out
+	return out, nil
 }
 
 // referencedFirst orders templates so that referenced ones come first,
@@ -53,7 +60,7 @@ func referencedFirst(templates []*unstructured.Unstructured) []*unstructured.Uns
 	for round := 0; round < len(templates); round++ {
 		changed := false
 		for i, t := range templates {
-			refs, _ := References(t)
+			refs, _ := References(t) // checked by SortByRole
 			for _, r := range refs {
 				if j, ok := index[r.Target]; ok && j != i && depth[j] <= depth[i] {
 					depth[j] = depth[i] + 1

@@ -1,4 +1,4 @@
-// Package pair turns a stored Helm release manifest into the objects the
+// Package manifest turns a stored Helm release manifest into the objects the
 // pipeline works on, and relates them to each other.
 //
 // It owns three things, all pure:
@@ -14,4 +14,4 @@
 //
 // MachineSets are deliberately absent from the reference table: they belong to
 // their MachineDeployment and are never edited.
-package pair
+package manifest

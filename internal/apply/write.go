@@ -13,17 +13,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
 )
 
-// ControllerName is the one name used as field manager, event source,
-// leader-election ID and metrics prefix.
-const ControllerName = "template-drift-controller"
-
-var fieldOwner = client.FieldOwner(ControllerName)
+var fieldOwner = client.FieldOwner(api.ControllerName)
 
 // ErrConflict means the world changed under a write; the controller starts
-// the pass over from a fresh read.
+// the pass over from a fresh read, with back-off.
 var ErrConflict = errors.New("object changed during correction")
 
 // ErrWaitingForDeletion means a recreate deleted a template whose
@@ -38,7 +35,7 @@ type writer struct {
 	deleteWait time.Duration
 }
 
-// patch applies changes to live with a JSON patch that first tests live's
+// patch applies changes to live with a JSON patch that carries live's
 // resourceVersion, so it is refused if anything else wrote in between.
 func (w *writer) patch(ctx context.Context, live *unstructured.Unstructured, changes []diff.Change) error {
 	patch, err := diff.Patch(changes, live.GetResourceVersion())
@@ -47,7 +44,7 @@ func (w *writer) patch(ctx context.Context, live *unstructured.Unstructured, cha
 	}
 	obj := live.DeepCopy()
 	if err := w.c.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch), fieldOwner); err != nil {
-		return classify(fmt.Errorf("failed to patch %s %s/%s: %w", live.GetKind(), live.GetNamespace(), live.GetName(), err))
+		return asConflict(fmt.Errorf("failed to patch %s %s/%s: %w", live.GetKind(), live.GetNamespace(), live.GetName(), err))
 	}
 	w.writes++
 	return nil
@@ -101,7 +98,7 @@ func (w *writer) deleteExact(ctx context.Context, live *unstructured.Unstructure
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return classify(fmt.Errorf("failed to delete %s %s/%s: %w", live.GetKind(), live.GetNamespace(), live.GetName(), err))
+		return asConflict(fmt.Errorf("failed to delete %s %s/%s: %w", live.GetKind(), live.GetNamespace(), live.GetName(), err))
 	}
 	w.writes++
 	probe := &unstructured.Unstructured{}
@@ -119,10 +116,11 @@ func (w *writer) deleteExact(ctx context.Context, live *unstructured.Unstructure
 	return nil
 }
 
-// classify turns the API server's optimistic-lock refusals into ErrConflict.
-func classify(err error) error {
-	if apierrors.IsConflict(err) || strings.Contains(err.Error(), "/metadata/resourceVersion") ||
-		strings.Contains(err.Error(), "Precondition failed") {
+// asConflict marks the API server's optimistic-lock refusals (409 Conflict,
+// which a stale resourceVersion or a failed delete precondition gives) as
+// ErrConflict.
+func asConflict(err error) error {
+	if apierrors.IsConflict(err) {
 		return fmt.Errorf("%w: %w", ErrConflict, err)
 	}
 	return err

@@ -1,4 +1,7 @@
-package report
+// Package diffreport renders a read-only pass for people and scripts: the
+// `diff` command's text and JSON output and its exit codes, and the table
+// the demo prints. It reads the plan's outcomes and decides nothing.
+package diffreport
 
 import (
 	"encoding/json"
@@ -7,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/pipeline"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
@@ -61,7 +64,7 @@ type DiffChange struct {
 }
 
 // NewDiffReport builds the report of res for the HelmRelease named hr.
-func NewDiffReport(hr string, res *apply.Result) DiffReport {
+func NewDiffReport(hr string, res *pipeline.Result) DiffReport {
 	d := DiffReport{HelmRelease: hr, InSync: true, Templates: []DiffTemplate{}}
 	if res.Release != nil {
 		d.Release = res.Release.Ref()
@@ -71,17 +74,18 @@ func NewDiffReport(hr string, res *apply.Result) DiffReport {
 		return d
 	}
 	for _, t := range res.Templates {
-		dt := DiffTemplate{Kind: t.ID.Kind, Name: t.ID.Name, State: string(t.State), Strategy: string(t.Strategy),
-			Replacement: t.RenameTo, RollsMachines: t.Rolls, Skipped: t.Skip, Failed: t.Failed}
+		dt := DiffTemplate{Kind: t.ID.Kind, Name: t.ID.Name, State: string(t.Outcome), Strategy: string(t.Strategy),
+			Replacement: t.RenameTo, RollsMachines: t.RollsMachines}
+		switch t.Outcome {
+		case plan.OutcomeSkipped:
+			dt.Skipped = t.Message
+		case plan.OutcomeFailed:
+			dt.Failed = t.Message
+		}
 		for _, c := range t.Changes {
 			dt.Changes = append(dt.Changes, DiffChange{Path: c.Path, Op: string(c.Op), Before: c.Before, After: c.After})
 		}
-		switch {
-		case t.Superseded:
-			dt.State = "Superseded"
-		case t.State == plan.StateDrifted || t.State == plan.StateMissing || t.State == plan.StateDeleting:
-			d.InSync = false
-		}
+		d.InSync = d.InSync && !t.Outcome.Differs()
 		d.Templates = append(d.Templates, dt)
 	}
 	for _, c := range res.Consumers {
@@ -137,10 +141,10 @@ func (d DiffReport) WriteText(w io.Writer) error {
 		switch {
 		case t.Skipped != "":
 			fmt.Fprintf(&b, "  %s/%s: skipped (%s)\n", t.Kind, t.Name, t.Skipped)
-		case t.State == string(plan.StateInSync):
-			fmt.Fprintf(&b, "  %s/%s: in sync\n", t.Kind, t.Name)
-		case t.State == "Superseded":
+		case !differs(t) && t.Replacement != "":
 			fmt.Fprintf(&b, "  %s/%s: in sync through its replacement %s (rotated earlier)\n", t.Kind, t.Name, t.Replacement)
+		case !differs(t):
+			fmt.Fprintf(&b, "  %s/%s: in sync\n", t.Kind, t.Name)
 		default:
 			drifted++
 			fmt.Fprintf(&b, "  %s/%s: %s\n", t.Kind, t.Name, action(t))
@@ -165,7 +169,7 @@ func (d DiffReport) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TEMPLATE\tFIELD\tBEFORE\tAFTER\tSTRATEGY\tROLLS MACHINES")
 	for _, t := range d.Templates {
-		if t.State == string(plan.StateInSync) || t.State == "Superseded" || t.Skipped != "" {
+		if !differs(t) {
 			continue
 		}
 		strategy := t.Strategy
@@ -183,9 +187,9 @@ func action(t DiffTemplate) string {
 	switch {
 	case t.Failed != "":
 		return "drifted, cannot be corrected: " + t.Failed
-	case t.State == string(plan.StateMissing):
+	case t.State == string(plan.OutcomeMissing):
 		return "missing, would be recreated from the manifest (rolls machines: no)"
-	case t.State == string(plan.StateDeleting):
+	case t.State == string(plan.OutcomeWaiting):
 		return "being deleted"
 	}
 	s := "drifted, would " + t.Strategy
@@ -209,4 +213,16 @@ func value(v any, max int) string {
 		s = string(r[:max]) + "…"
 	}
 	return s
+}
+
+// differs reads the outcome a template was reported with.
+func differs(t DiffTemplate) bool {
+	return plan.Outcome(t.State).Differs()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }

@@ -17,11 +17,11 @@ const (
 
 var enabled = map[string]string{api.ModeAnnotation: api.ModeEnabled}
 
-// TestSeedCase is the pivot: the live Metal3MachineTemplates still name the
+// TestPivotedTemplatesCorrectedInPlace is the pivot: the live Metal3MachineTemplates still name the
 // bootstrap image server, the release manifest names the management one.
 // They are patched in place, no consumer is touched, and a second pass
 // writes nothing.
-func TestSeedCase(t *testing.T) {
+func TestPivotedTemplatesCorrectedInPlace(t *testing.T) {
 	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa"})
 	g := w.g
 	mdBefore, kcpBefore := w.get(md, "MachineDeployment", "mgmt-md0"), w.get(cp, "KubeadmControlPlane", "mgmt-cp")
@@ -41,10 +41,14 @@ func TestSeedCase(t *testing.T) {
 	g.Expect(cond).NotTo(BeNil())
 	g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
 	g.Expect(cond.Reason).To(Equal(api.DriftCorrectedReason))
-	g.Expect(cond.Message).To(ContainSubstring("Metal3MachineTemplate/mgmt-md0: in-place, rolls machines: no ["))
-	g.Expect(cond.Message).To(ContainSubstring("10.10.10.17"))
+	g.Expect(cond.Message).To(ContainSubstring("Metal3MachineTemplate/mgmt-md0: corrected in place, rolls machines: no"))
 	g.Expect(cond.ObservedGeneration).To(Equal(w.hr.Generation))
-	g.Expect(w.events()).To(ConsistOf(HavePrefix("Normal " + api.TemplateDriftCorrectedEvent)))
+	evs := w.events()
+	g.Expect(evs).To(ConsistOf(HavePrefix("Normal " + api.TemplateDriftCorrectedEvent)))
+	g.Expect(evs[0]).To(ContainSubstring("10.10.10.17"), "the event of the correcting pass names the old value")
+	g.Expect(w.get(m3, "Metal3MachineTemplate", "mgmt-md0").GetAnnotations()).To(And(
+		HaveKeyWithValue(api.SourceReleaseAnnotation, w.ns+"/cluster.v1"),
+		HaveKeyWithValue(api.CorrectionAnnotation, "in-place")), "the correction is recorded on the template itself")
 
 	before := w.versions()
 	g.Expect(w.reconcile()).To(Equal(0), "a second pass writes nothing")

@@ -1,0 +1,84 @@
+package pipeline
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
+)
+
+// decide gathers and decides every template in dependency order, then every
+// consumer, then which corrections roll machines. It writes nothing.
+func (p *pass) decide(ctx context.Context) error {
+	p.readPrevious(ctx)
+	renames := map[manifest.ID]string{}
+	var rotations []plan.Rotation
+	for _, m := range p.objs.Templates {
+		tp, err := p.decideTemplate(ctx, m, renames)
+		if err != nil {
+			return err
+		}
+		if tp.RenameTo != "" {
+			renames[tp.ID] = tp.RenameTo
+			rotations = append(rotations, plan.Rotation{From: tp.ID, To: tp.RenameTo, Marked: plan.IsMarked(tp.Live, tp.RenameTo)})
+		}
+		p.res.Templates = append(p.res.Templates, tp)
+	}
+	for _, m := range p.objs.Consumers {
+		live, err := apply.Get(ctx, p.target.Client, m.GroupVersionKind(), m.GetNamespace(), m.GetName())
+		if err != nil {
+			return err
+		}
+		if live == nil {
+			continue
+		}
+		cp, err := plan.DecideConsumer(live, rotations)
+		if err != nil {
+			return err
+		}
+		p.res.Consumers = append(p.res.Consumers, cp)
+	}
+	plan.MarkRollouts(p.res.Templates, p.res.Consumers)
+	return nil
+}
+
+// decideTemplate gathers what plan.DecideTemplate needs about one template:
+// the live object, its drift, the server's answer to an in-place
+// correction, and the replacement a rotation would use.
+func (p *pass) decideTemplate(ctx context.Context, m *unstructured.Unstructured, renames map[manifest.ID]string) (plan.TemplatePlan, error) {
+	c := p.target.Client
+	desired, err := plan.EffectiveDesired(m, renames)
+	if err != nil {
+		return plan.TemplatePlan{}, err
+	}
+	live, err := apply.Get(ctx, c, m.GroupVersionKind(), m.GetNamespace(), m.GetName())
+	if err != nil {
+		return plan.TemplatePlan{}, err
+	}
+	in := plan.TemplateInput{Desired: desired, Live: live, Skip: plan.SkipReason(m, live, p.rel.Name, p.rel.Namespace),
+		Requested: p.res.Options.Strategy, Helm: p.helm, Release: p.rel.Ref()}
+	if in.Skip == "" && live != nil {
+		in.Changes = changesOf(desired, live, p.previous[manifest.IDOf(m)], p.ignorer.PathsFor(m))
+	}
+	if len(in.Changes) == 0 || live.GetDeletionTimestamp() != nil {
+		return plan.DecideTemplate(in), nil
+	}
+	if plan.NeedsDryRun(in.Requested) {
+		if in.DryRun, in.DryRunMessage, err = apply.DryRunInPlace(ctx, c, live, in.Changes); err != nil {
+			return plan.TemplatePlan{}, err
+		}
+	}
+	if in.ReplacementName, err = plan.RotatedName(m.GetName(), desired.Object["spec"]); err != nil {
+		return plan.TemplatePlan{}, err
+	}
+	if in.Replacement, err = apply.Get(ctx, c, m.GroupVersionKind(), m.GetNamespace(), in.ReplacementName); err != nil {
+		return plan.TemplatePlan{}, err
+	}
+	if in.Replacement != nil {
+		in.ReplacementChanges = changesOf(desired, in.Replacement, nil, p.ignorer.PathsFor(m))
+	}
+	return plan.DecideTemplate(in), nil
+}

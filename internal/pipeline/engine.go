@@ -1,0 +1,133 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/diff"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
+	"github.com/templatedrift/template-drift-controller/internal/release"
+)
+
+// TargetResolver returns the cluster and identity a HelmRelease deploys to
+// (an *apply.Targets in production).
+type TargetResolver interface {
+	For(ctx context.Context, hr *helmv2.HelmRelease) (*apply.Target, error)
+}
+
+// Engine runs the pipeline for one HelmRelease. It is shared by the
+// controller, the read-only diff command and the demo.
+type Engine struct {
+	// Kinds selects the template kinds.
+	Kinds *manifest.KindMatcher
+	// Releases reads stored releases, memoized.
+	Releases *release.Reader
+	// Targets resolves a HelmRelease's target; a Request may bring its own.
+	Targets TargetResolver
+	// MaxManifestBytes bounds the manifest parsed.
+	MaxManifestBytes int
+	// DeleteWait bounds how long a recreate waits for its delete.
+	DeleteWait time.Duration
+}
+
+// Request is one pass.
+type Request struct {
+	HelmRelease *helmv2.HelmRelease
+	// Target, when set, is used instead of Engine.Targets.
+	Target *apply.Target
+	// ReadOnly forbids writes, whatever the mode, and looks at releases
+	// that did not opt in or are suspended (the diff command).
+	ReadOnly bool
+}
+
+// Result is what a pass decided and did, for the reporters.
+type Result struct {
+	plan.Decisions
+	// Release is the stored release the pass worked from.
+	Release *release.Release
+	// Writes counts the writes made.
+	Writes int
+	// Err is the first failed write; the writes after it were not made.
+	Err error
+}
+
+// Run performs one pass. Errors that are the release's or the user's fault
+// come back as a Verdict; an error return means the pass could not run and
+// should be retried with back-off.
+func (e *Engine) Run(ctx context.Context, req Request) (*Result, error) {
+	hr := req.HelmRelease
+	opts, cfgErr := plan.ParseOptions(hr.GetAnnotations())
+	suspended := hr.Spec.Suspend
+	if req.ReadOnly {
+		// An operator's diff looks whatever the opt-in and suspend say.
+		if opts.Mode == plan.ModeDisabled {
+			opts.Mode = plan.ModeWarn
+		}
+		suspended = false
+	}
+	res := &Result{Decisions: plan.Decisions{Options: opts, Act: !req.ReadOnly && opts.Mode == plan.ModeEnabled}}
+	facts := plan.Facts{Options: opts, ConfigErr: cfgErr, Suspended: suspended}
+	if v, stop := plan.Evaluate(facts, plan.ObjectGates); stop {
+		res.Verdict = &v
+		return res, nil
+	}
+	target, err := e.target(ctx, req)
+	if err != nil {
+		return stopped(res, err)
+	}
+	p := &pass{engine: e, hr: hr, target: target, res: res}
+	if err := p.gather(ctx, &facts); err != nil {
+		return stopped(res, err)
+	}
+	if v, stop := plan.Evaluate(facts, plan.Gates); stop {
+		res.Verdict = &v
+		return res, nil
+	}
+	if err := p.decide(ctx); err != nil {
+		return stopped(res, err)
+	}
+	if res.Act {
+		res.Writes, res.Err = apply.Act(ctx, target.Client, res.Decisions, p.planRelease(), p.clusters, e.DeleteWait)
+	}
+	return res, nil
+}
+
+// stopped ends a pass that met err: as a verdict when the plan says the
+// error is the release's or the user's, as a failed pass otherwise.
+func stopped(res *Result, err error) (*Result, error) {
+	if v, ok := plan.ErrorVerdict(err); ok {
+		res.Verdict = &v
+		return res, nil
+	}
+	return nil, err
+}
+
+func (e *Engine) target(ctx context.Context, req Request) (*apply.Target, error) {
+	if req.Target != nil {
+		return req.Target, nil
+	}
+	return e.Targets.For(ctx, req.HelmRelease)
+}
+
+// split cuts a release's manifest into the objects the pipeline works on.
+func (e *Engine) split(rel *release.Release) (manifest.Objects, error) {
+	all, err := manifest.Split(rel.Manifest, rel.Namespace, e.MaxManifestBytes)
+	if err != nil {
+		return manifest.Objects{}, fmt.Errorf("failed to read manifest of release %s: %w", rel.Ref(), err)
+	}
+	return manifest.SortByRole(all, e.Kinds)
+}
+
+// changesOf compares a template against its effective desired state.
+func changesOf(desired, live, previous *unstructured.Unstructured, ignore []string) []diff.Change {
+	if live == nil {
+		return nil
+	}
+	return diff.Object(desired, live, diff.Options{Previous: previous, IgnorePaths: ignore})
+}

@@ -1,0 +1,130 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/diff"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
+	"github.com/templatedrift/template-drift-controller/internal/release"
+)
+
+// pass carries one pass's state between its stages.
+type pass struct {
+	engine *Engine
+	hr     *helmv2.HelmRelease
+	target *apply.Target
+	res    *Result
+	// Valid after gather, once the gates passed: the release's objects, its
+	// live Clusters, the compiled ignore rules and the Helm facts.
+	rel      *release.Release
+	objs     manifest.Objects
+	clusters []*unstructured.Unstructured
+	ignorer  *diff.Ignorer
+	helm     plan.HelmFacts
+	// previous holds the previous deployed release's templates by ID; set
+	// by decide.
+	previous map[manifest.ID]*unstructured.Unstructured
+}
+
+func (p *pass) planRelease() plan.Release {
+	return plan.Release{Name: p.rel.Name, Namespace: p.rel.Namespace, Ref: p.rel.Ref()}
+}
+
+func (p *pass) source() release.Source {
+	return release.Source{Secrets: p.target.Secrets, Meta: p.target.Client, Key: p.target.Key}
+}
+
+// gather reads what the gates look at into facts: the stored release and
+// its objects, the release's live Clusters, the ignore rules.
+func (p *pass) gather(ctx context.Context, facts *plan.Facts) error {
+	rel, objs, err := p.readRelease(ctx)
+	if err != nil {
+		facts.RecordReleaseError(err)
+	}
+	if rel != nil {
+		p.rel, p.res.Release, facts.ReleaseStatus = rel, rel, rel.Status
+	}
+	p.objs = objs
+	if facts.ReleaseErr == nil && facts.ConfigErr == nil {
+		if p.clusters, err = apply.GetAll(ctx, p.target.Client, objs.Clusters); err != nil {
+			return err
+		}
+		facts.PausedClusters = plan.PausedClusters(p.clusters)
+	}
+	ignorer, err := diff.NewIgnorer(p.hr.GetDriftDetection().Ignore)
+	if err != nil && facts.ConfigErr == nil {
+		facts.ConfigErr = fmt.Errorf("%w: spec.driftDetection.ignore: %w", plan.ErrInvalidConfiguration, err)
+	}
+	p.ignorer = ignorer
+	if rel != nil {
+		p.helm = helmFacts(p.hr, rel)
+	}
+	return nil
+}
+
+// readRelease reads the release helm-controller's history names and splits
+// its manifest. Every error it returns is the release's fault.
+func (p *pass) readRelease(ctx context.Context) (*release.Release, manifest.Objects, error) {
+	snap := p.hr.Status.History.Latest()
+	if snap == nil {
+		return nil, manifest.Objects{}, fmt.Errorf("%w: HelmRelease has no release in its history", release.ErrReleaseNotFound)
+	}
+	rel, err := p.engine.Releases.Get(ctx, p.source(), p.hr.GetStorageNamespace(), release.Name(p.hr), snap.Version)
+	if err != nil {
+		return nil, manifest.Objects{}, err
+	}
+	if err := release.VerifySnapshot(rel, snap); err != nil {
+		return rel, manifest.Objects{}, err
+	}
+	objs, err := p.engine.split(rel)
+	return rel, objs, err
+}
+
+// readPrevious indexes the templates of the previous deployed release,
+// whose values let the diff tell a field the chart dropped from one someone
+// else added. It is a refinement: when it cannot be read, the diff runs
+// without it, and the reason is logged.
+func (p *pass) readPrevious(ctx context.Context) {
+	p.previous = map[manifest.ID]*unstructured.Unstructured{}
+	logger := log.FromContext(ctx).V(1)
+	prev, err := p.engine.Releases.PreviousDeployed(ctx, p.source(), p.hr.GetStorageNamespace(), p.rel.Name, p.rel.Version)
+	if err != nil {
+		logger.Info("Comparing without the previous release: it cannot be read", "release", p.rel.Ref(), "reason", err.Error())
+		return
+	}
+	if prev == nil {
+		return
+	}
+	objs, err := p.engine.split(prev)
+	if err != nil {
+		logger.Info("Comparing without the previous release: its manifest cannot be used", "release", prev.Ref(), "reason", err.Error())
+		return
+	}
+	for _, o := range objs.Templates {
+		p.previous[manifest.IDOf(o)] = o
+	}
+}
+
+// helmFacts says how Helm will apply the release's objects next time: the
+// upgrade's spec.upgrade.serverSideApply when it is enabled or disabled, the
+// stored release's apply method when it is auto (helm-controller's default).
+func helmFacts(hr *helmv2.HelmRelease, rel *release.Release) plan.HelmFacts {
+	method := rel.ApplyMethod
+	switch hr.GetUpgrade().ServerSideApply {
+	case helmv2.ServerSideApplyEnabled:
+		method = "ssa"
+	case helmv2.ServerSideApplyDisabled:
+		method = "csa"
+	}
+	return plan.HelmFacts{
+		ApplyMethod:           method,
+		DriftDetectionEnabled: hr.GetDriftDetection().GetMode() == helmv2.DriftDetectionEnabled,
+	}
+}

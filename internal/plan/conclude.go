@@ -1,0 +1,93 @@
+package plan
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/templatedrift/template-drift-controller/api"
+)
+
+// UnknownDrift is Conclusion.Drifted for a pass that did not compare
+// templates: the drifted-templates gauge keeps its last value.
+const UnknownDrift = -1
+
+// Conclusion is what one pass amounts to for its HelmRelease: the
+// condition's status and reason, the gauge, the corrections to count.
+// The reporter formats it and decides nothing.
+type Conclusion struct {
+	// Status and Reason of the TemplatesInSync condition.
+	Status metav1.ConditionStatus
+	Reason string
+	// Remove asks to remove the condition (the release opted out); Silent
+	// asks to write nothing at all (the HelmRelease is suspended).
+	Remove, Silent bool
+	// Drifted counts the templates that still differ from the manifest
+	// after the pass, or UnknownDrift.
+	Drifted int
+	// Corrections are the strategies of the corrections the pass made (or
+	// tried, when CorrectionsFailed), one per template, for the counter.
+	Corrections       []Strategy
+	CorrectionsFailed bool
+	// Checked counts the templates compared with the live world (skipped
+	// ones are not).
+	Checked int
+}
+
+// Conclude sums up a pass: its decisions, the error that stopped its
+// writes (nil when it made them all or made none) and how many it made.
+func Conclude(d Decisions, actErr error, writes int) Conclusion {
+	if v := d.Verdict; v != nil {
+		return Conclusion{Status: v.Status, Reason: v.Reason, Remove: v.Remove, Silent: v.Silent, Drifted: UnknownDrift}
+	}
+	c := Conclusion{}
+	failed, corrected := false, false
+	for _, t := range d.Templates {
+		if t.Outcome != OutcomeSkipped {
+			c.Checked++
+		}
+		switch t.Outcome {
+		case OutcomeFailed:
+			failed = true
+			c.Drifted++
+		case OutcomeWaiting:
+			c.Drifted++
+		case OutcomeDrifted, OutcomeMissing:
+			if d.Act {
+				corrected = true
+				c.Corrections = append(c.Corrections, t.Strategy)
+			} else {
+				c.Drifted++
+			}
+		case OutcomeCorrected:
+			corrected = true
+		}
+	}
+	switch {
+	case actErr != nil:
+		c.Status, c.Reason, c.CorrectionsFailed = metav1.ConditionFalse, api.CorrectionFailedReason, true
+		c.Drifted = differing(d.Templates)
+	case failed && d.Act:
+		c.Status, c.Reason = metav1.ConditionFalse, api.CorrectionFailedReason
+	case c.Drifted > 0:
+		c.Status, c.Reason = metav1.ConditionFalse, api.DriftDetectedReason
+	case corrected:
+		c.Status, c.Reason = metav1.ConditionTrue, api.DriftCorrectedReason
+	default:
+		c.Status, c.Reason = metav1.ConditionTrue, api.NoDriftDetectedReason
+	}
+	if actErr == nil && writes == 0 {
+		c.Corrections = nil
+	}
+	return c
+}
+
+// differing counts the templates a pass whose writes failed may have left
+// differing from the manifest.
+func differing(templates []TemplatePlan) int {
+	n := 0
+	for _, t := range templates {
+		if t.Outcome.Differs() {
+			n++
+		}
+	}
+	return n
+}

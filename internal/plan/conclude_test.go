@@ -1,0 +1,181 @@
+package plan_test
+
+import (
+	"errors"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
+)
+
+// outcome builds the plan of a template named name with outcome o and
+// strategy s, the fields Conclude reads.
+func outcome(name string, o plan.Outcome, s plan.Strategy) plan.TemplatePlan {
+	return plan.TemplatePlan{ID: id(manifest.Metal3MachineTemplateKind, "fleet", name), Outcome: o, Strategy: s}
+}
+
+func TestConclude(t *testing.T) {
+	writeErr := errors.New("admission webhook denied the request")
+	paused := plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ClusterPausedReason, Message: "waiting: Cluster fleet/a is paused"}
+	drifted := outcome("a", plan.OutcomeDrifted, plan.StrategyInPlace)
+
+	cases := []struct {
+		name      string              // what the case proves
+		act       bool                // Decisions.Act: the pass may write
+		verdict   *plan.Verdict       // Decisions.Verdict
+		templates []plan.TemplatePlan // Decisions.Templates
+		actErr    error               // the error that stopped the writes
+		writes    int                 // the writes made
+		want      plan.Conclusion     // the whole conclusion
+	}{{
+		name:      "verdict passes through; templates, error and writes are ignored; the gauge is unknown",
+		act:       true,
+		verdict:   &paused,
+		templates: []plan.TemplatePlan{drifted},
+		actErr:    writeErr,
+		writes:    2,
+		want:      plan.Conclusion{Status: metav1.ConditionUnknown, Reason: api.ClusterPausedReason, Drifted: plan.UnknownDrift},
+	}, {
+		name:    "remove verdict",
+		verdict: &plan.Verdict{Remove: true},
+		want:    plan.Conclusion{Remove: true, Drifted: plan.UnknownDrift},
+	}, {
+		name:    "silent verdict",
+		verdict: &plan.Verdict{Silent: true},
+		want:    plan.Conclusion{Silent: true, Drifted: plan.UnknownDrift},
+	}, {
+		name: "write error: CorrectionFailed, every differing template counted, every correction tried counted as failed",
+		act:  true,
+		templates: []plan.TemplatePlan{
+			drifted,
+			outcome("b", plan.OutcomeDrifted, plan.StrategyRotate),
+			outcome("c", plan.OutcomeMissing, plan.StrategyRecreate),
+			outcome("d", plan.OutcomeWaiting, ""),
+			outcome("e", plan.OutcomeInSync, ""),
+			outcome("f", plan.OutcomeCorrected, plan.StrategyInPlace),
+			outcome("g", plan.OutcomeSkipped, ""),
+		},
+		actErr: writeErr,
+		writes: 1,
+		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.CorrectionFailedReason, Drifted: 4,
+			Corrections:       []plan.Strategy{plan.StrategyInPlace, plan.StrategyRotate, plan.StrategyRecreate},
+			CorrectionsFailed: true, Checked: 6},
+	}, {
+		name:      "write error on the first write: the correction tried is still counted",
+		act:       true,
+		templates: []plan.TemplatePlan{drifted},
+		actErr:    writeErr,
+		writes:    0,
+		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.CorrectionFailedReason, Drifted: 1,
+			Corrections: []plan.Strategy{plan.StrategyInPlace}, CorrectionsFailed: true, Checked: 1},
+	}, {
+		name:      "a failed template when acting: CorrectionFailed; the others' corrections count as made",
+		act:       true,
+		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeFailed, ""), outcome("b", plan.OutcomeDrifted, plan.StrategyRecreate)},
+		writes:    2,
+		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.CorrectionFailedReason, Drifted: 1,
+			Corrections: []plan.Strategy{plan.StrategyRecreate}, Checked: 2},
+	}, {
+		name:      "the same failed template in warn mode: only drift",
+		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeFailed, ""), outcome("b", plan.OutcomeDrifted, plan.StrategyRecreate)},
+		want:      plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason, Drifted: 2, Checked: 2},
+	}, {
+		name:      "warn: drifted and missing templates are drift",
+		templates: []plan.TemplatePlan{drifted, outcome("b", plan.OutcomeMissing, plan.StrategyRecreate), outcome("c", plan.OutcomeInSync, "")},
+		want:      plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason, Drifted: 2, Checked: 3},
+	}, {
+		name:      "acting, a template waiting for its deletion is drift; the correction made beside it counts",
+		act:       true,
+		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeWaiting, ""), drifted},
+		writes:    1,
+		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason, Drifted: 1,
+			Corrections: []plan.Strategy{plan.StrategyInPlace}, Checked: 2},
+	}, {
+		name:      "warn: waiting is drift",
+		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeWaiting, "")},
+		want:      plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason, Drifted: 1, Checked: 1},
+	}, {
+		name:      "acting on drift: DriftCorrected, nothing left drifted",
+		act:       true,
+		templates: []plan.TemplatePlan{drifted, outcome("b", plan.OutcomeMissing, plan.StrategyRecreate), outcome("c", plan.OutcomeInSync, "")},
+		writes:    2,
+		want: plan.Conclusion{Status: metav1.ConditionTrue, Reason: api.DriftCorrectedReason,
+			Corrections: []plan.Strategy{plan.StrategyInPlace, plan.StrategyRecreate}, Checked: 3},
+	}, {
+		name:      "a correction recorded for this release: DriftCorrected on a quiet pass, nothing counted",
+		act:       true,
+		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeCorrected, plan.StrategyRotate), outcome("b", plan.OutcomeInSync, "")},
+		want:      plan.Conclusion{Status: metav1.ConditionTrue, Reason: api.DriftCorrectedReason, Checked: 2},
+	}, {
+		name:      "a recorded correction reads the same in warn mode",
+		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeCorrected, plan.StrategyInPlace)},
+		want:      plan.Conclusion{Status: metav1.ConditionTrue, Reason: api.DriftCorrectedReason, Checked: 1},
+	}, {
+		name: "in sync, superseded and skipped: NoDriftDetected; skipped templates are not checked",
+		act:  true,
+		templates: []plan.TemplatePlan{
+			outcome("a", plan.OutcomeInSync, ""),
+			outcome("b", plan.OutcomeSuperseded, plan.StrategyRotate),
+			outcome("c", plan.OutcomeSkipped, ""),
+		},
+		want: plan.Conclusion{Status: metav1.ConditionTrue, Reason: api.NoDriftDetectedReason, Checked: 2},
+	}, {
+		name: "no templates: NoDriftDetected, nothing checked",
+		act:  true,
+		want: plan.Conclusion{Status: metav1.ConditionTrue, Reason: api.NoDriftDetectedReason},
+	}, {
+		name:      "acting on drift with no write made and no error: no correction counted",
+		act:       true,
+		templates: []plan.TemplatePlan{drifted},
+		writes:    0,
+		want:      plan.Conclusion{Status: metav1.ConditionTrue, Reason: api.DriftCorrectedReason, Checked: 1},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			d := plan.Decisions{Options: plan.Options{Mode: plan.ModeWarn}, Act: tc.act, Verdict: tc.verdict, Templates: tc.templates}
+			if tc.act {
+				d.Options.Mode = plan.ModeEnabled
+			}
+			got := plan.Conclude(d, tc.actErr, tc.writes)
+			g.Expect(got).To(Equal(tc.want))
+			if tc.want.Corrections == nil {
+				g.Expect(got.Corrections).To(BeNil(), "nil, not empty")
+			}
+		})
+	}
+}
+
+func TestOutcomeDiffers(t *testing.T) {
+	cases := []struct {
+		outcome plan.Outcome // the outcome
+		want    bool         // Differs()
+	}{
+		{plan.OutcomeInSync, false},
+		{plan.OutcomeCorrected, false},
+		{plan.OutcomeSuperseded, false},
+		{plan.OutcomeSkipped, false},
+		{plan.OutcomeDrifted, true},
+		{plan.OutcomeMissing, true},
+		{plan.OutcomeWaiting, true},
+		{plan.OutcomeFailed, true},
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.outcome), func(t *testing.T) {
+			NewWithT(t).Expect(tc.outcome.Differs()).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestTemplatePlanNeeds(t *testing.T) {
+	g := NewWithT(t)
+	p := plan.TemplatePlan{Writes: []plan.Write{plan.WriteDelete, plan.WriteCreate}}
+	g.Expect(p.Needs(plan.WriteDelete)).To(BeTrue())
+	g.Expect(p.Needs(plan.WriteCreate)).To(BeTrue())
+	g.Expect(p.Needs(plan.WritePatch)).To(BeFalse())
+	g.Expect(plan.TemplatePlan{}.Needs(plan.WriteCreate)).To(BeFalse())
+}

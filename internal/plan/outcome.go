@@ -1,0 +1,123 @@
+package plan
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/templatedrift/template-drift-controller/internal/diff"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+)
+
+// Outcome is what a pass makes of one template. It is the one value the
+// condition, events, metrics and the diff output read: none of them works
+// out "still drifted" for itself.
+type Outcome string
+
+const (
+	// OutcomeInSync: the live template matches the manifest.
+	OutcomeInSync Outcome = "InSync"
+	// OutcomeCorrected: the live template matches the manifest because the
+	// add-on corrected it (in place or by recreate) for the release this
+	// pass works from, as the template's own annotations record.
+	OutcomeCorrected Outcome = "Corrected"
+	// OutcomeSuperseded: a rotation replaced the template; its consumers
+	// reference the replacement, which matches the manifest.
+	OutcomeSuperseded Outcome = "Superseded"
+	// OutcomeSkipped: the template is not the add-on's to touch; Message
+	// says why.
+	OutcomeSkipped Outcome = "Skipped"
+	// OutcomeDrifted: the live template differs from the manifest, and
+	// Strategy corrects it with Writes.
+	OutcomeDrifted Outcome = "Drifted"
+	// OutcomeMissing: the template is in the manifest but not live (a
+	// recreate stopped between delete and create, or someone deleted it);
+	// it is created from the manifest.
+	OutcomeMissing Outcome = "Missing"
+	// OutcomeWaiting: the live template is being deleted; the pass waits.
+	OutcomeWaiting Outcome = "Waiting"
+	// OutcomeFailed: the template differs and no strategy can correct it;
+	// Message carries the reason, with the server's words.
+	OutcomeFailed Outcome = "Failed"
+)
+
+// Differs reports whether the live world still differs from the manifest
+// for this outcome, before any write of the pass.
+func (o Outcome) Differs() bool {
+	switch o {
+	case OutcomeDrifted, OutcomeMissing, OutcomeWaiting, OutcomeFailed:
+		return true
+	}
+	return false
+}
+
+// Write is one write a template's correction needs, in the order Act makes
+// them.
+type Write string
+
+const (
+	// WritePatch patches the drifted fields of the live template in place,
+	// and records the correction on it.
+	WritePatch Write = "Patch"
+	// WriteCreateReplacement creates the rotated replacement.
+	WriteCreateReplacement Write = "CreateReplacement"
+	// WriteDelete deletes the live template (recreate), with UID and
+	// resourceVersion preconditions.
+	WriteDelete Write = "Delete"
+	// WriteCreate creates the template under its own name from the manifest
+	// (recreate, or a missing template).
+	WriteCreate Write = "Create"
+	// WriteMarkSuperseded marks the original with the replacement's name,
+	// after every consumer references the replacement.
+	WriteMarkSuperseded Write = "MarkSuperseded"
+)
+
+// TemplatePlan is the decision for one template, with the objects acting
+// on it needs.
+type TemplatePlan struct {
+	ID      manifest.ID
+	Outcome Outcome
+	// Message says why a template is skipped or failed; "" otherwise.
+	Message string
+	// Changes are the drifted fields of Live against Desired.
+	Changes []diff.Change
+	// Strategy is the correction: for Drifted and Missing, and for Corrected
+	// and Superseded the one that was used.
+	Strategy Strategy
+	// Writes are the writes the correction still needs, in order. Whether
+	// the pass makes them is Decisions.Act (mode enabled, not read-only).
+	Writes []Write
+	// RenameTo is set while a rotation is in effect: consumers must
+	// reference the replacement of this name.
+	RenameTo string
+	// RollsMachines is true when the correction rolls machines: a
+	// MachineDeployment or control plane references the rotated template.
+	RollsMachines bool
+	// Reverted is true when a consumer had been set back to the original
+	// after an earlier repoint.
+	Reverted bool
+	// Desired is the effective desired object; Live the live one (nil when
+	// missing).
+	Desired, Live *unstructured.Unstructured
+}
+
+// Needs reports whether w is one of the writes the plan still needs.
+func (p TemplatePlan) Needs(w Write) bool {
+	for _, x := range p.Writes {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+// Decisions is everything plan decided for one pass.
+type Decisions struct {
+	// Options as parsed from the HelmRelease.
+	Options Options
+	// Act is true when the pass may write: mode enabled, not read-only.
+	Act bool
+	// Verdict is set when a gate stopped the pass; nothing else is then.
+	Verdict *Verdict
+	// Templates in dependency order, and the consumers of the release.
+	Templates []TemplatePlan
+	Consumers []ConsumerPlan
+}

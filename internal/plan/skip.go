@@ -1,0 +1,56 @@
+package plan
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/templatedrift/template-drift-controller/api"
+)
+
+// SkipReason says why a template is not the add-on's to touch, or "": it
+// opted out (ours or Flux's drift-detection opt-out, on the manifest or the
+// live object), a ClusterClass topology owns it, or another Helm release
+// owns the live object.
+func SkipReason(m, live *unstructured.Unstructured, releaseName, releaseNamespace string) string {
+	for _, o := range []*unstructured.Unstructured{m, live} {
+		if o == nil {
+			continue
+		}
+		if o.GetLabels()[api.FluxDriftDetectionKey] == "disabled" || o.GetAnnotations()[api.FluxDriftDetectionKey] == "disabled" ||
+			o.GetAnnotations()[api.IgnoreAnnotation] == "true" || o.GetLabels()[api.IgnoreAnnotation] == "true" {
+			return "opted out"
+		}
+	}
+	if live == nil {
+		return ""
+	}
+	if _, ok := live.GetLabels()[api.TopologyOwnedLabel]; ok {
+		return "owned by a ClusterClass topology"
+	}
+	ann := live.GetAnnotations()
+	if ann[api.HelmReleaseNameAnnotation] != releaseName || ann[api.HelmReleaseNamespaceAnnotation] != releaseNamespace {
+		return fmt.Sprintf("not owned by release %s/%s", releaseNamespace, releaseName)
+	}
+	return ""
+}
+
+// PausedClusters names the live Clusters that are paused, by spec.paused or
+// by the cluster.x-k8s.io/paused annotation.
+func PausedClusters(live []*unstructured.Unstructured) []string {
+	var out []string
+	for _, cl := range live {
+		if isPaused(cl) {
+			out = append(out, cl.GetNamespace()+"/"+cl.GetName())
+		}
+	}
+	return out
+}
+
+func isPaused(cluster *unstructured.Unstructured) bool {
+	if _, ok := cluster.GetAnnotations()[api.ClusterPausedAnnotation]; ok {
+		return true
+	}
+	paused, _, _ := unstructured.NestedBool(cluster.Object, "spec", "paused")
+	return paused
+}

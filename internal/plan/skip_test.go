@@ -1,0 +1,177 @@
+package plan_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
+)
+
+// object is a Metal3MachineTemplate fleet/workers with the given labels and
+// annotations.
+func object(labels, annotations map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("infrastructure.cluster.x-k8s.io/v1beta1")
+	u.SetKind("Metal3MachineTemplate")
+	u.SetNamespace("fleet")
+	u.SetName("workers")
+	u.SetLabels(labels)
+	u.SetAnnotations(annotations)
+	return u
+}
+
+func TestSkipReason(t *testing.T) {
+	owned := map[string]string{api.HelmReleaseNameAnnotation: "cluster-a", api.HelmReleaseNamespaceAnnotation: "fleet"}
+	with := func(m map[string]string, k, v string) map[string]string { return merge(m, map[string]string{k: v}) }
+	const notOwned = "not owned by release fleet/cluster-a"
+
+	cases := []struct {
+		name string // what the case proves
+		// manifestLabels and manifestAnnotations are the manifest object's.
+		manifestLabels, manifestAnnotations map[string]string
+		// noLive is true when the template is missing live.
+		noLive bool
+		// liveLabels and liveAnnotations are the live object's.
+		liveLabels, liveAnnotations map[string]string
+		// want is the reason, "" for none.
+		want string
+	}{{
+		name:            "owned by the release, no opt-out: not skipped",
+		liveAnnotations: owned,
+	}, {
+		name:                "our opt-out annotation on the manifest",
+		manifestAnnotations: map[string]string{api.IgnoreAnnotation: "true"},
+		liveAnnotations:     owned,
+		want:                "opted out",
+	}, {
+		name:            "our opt-out label on the manifest",
+		manifestLabels:  map[string]string{api.IgnoreAnnotation: "true"},
+		liveAnnotations: owned,
+		want:            "opted out",
+	}, {
+		name:            "our opt-out annotation on the live object",
+		liveAnnotations: with(owned, api.IgnoreAnnotation, "true"),
+		want:            "opted out",
+	}, {
+		name:            "our opt-out label on the live object",
+		liveLabels:      map[string]string{api.IgnoreAnnotation: "true"},
+		liveAnnotations: owned,
+		want:            "opted out",
+	}, {
+		name:            "our opt-out set to anything but true is no opt-out",
+		liveLabels:      map[string]string{api.IgnoreAnnotation: "false"},
+		liveAnnotations: with(owned, api.IgnoreAnnotation, "yes"),
+	}, {
+		name:                "Flux drift detection disabled by annotation on the manifest",
+		manifestAnnotations: map[string]string{api.FluxDriftDetectionKey: "disabled"},
+		liveAnnotations:     owned,
+		want:                "opted out",
+	}, {
+		name:            "Flux drift detection disabled by label on the live object",
+		liveLabels:      map[string]string{api.FluxDriftDetectionKey: "disabled"},
+		liveAnnotations: owned,
+		want:            "opted out",
+	}, {
+		name:            "Flux drift detection disabled by annotation on the live object",
+		liveAnnotations: with(owned, api.FluxDriftDetectionKey, "disabled"),
+		want:            "opted out",
+	}, {
+		name:            "Flux drift detection enabled is no opt-out",
+		liveAnnotations: with(owned, api.FluxDriftDetectionKey, "enabled"),
+	}, {
+		name:                "an opt-out on the manifest wins over a missing live object",
+		manifestAnnotations: map[string]string{api.IgnoreAnnotation: "true"},
+		noLive:              true,
+		want:                "opted out",
+	}, {
+		name:            "an opt-out wins over a topology and another owner",
+		liveLabels:      map[string]string{api.TopologyOwnedLabel: "", api.IgnoreAnnotation: "true"},
+		liveAnnotations: map[string]string{api.HelmReleaseNameAnnotation: "other"},
+		want:            "opted out",
+	}, {
+		name:            "owned by a ClusterClass topology, the label present with any value",
+		liveLabels:      map[string]string{api.TopologyOwnedLabel: ""},
+		liveAnnotations: owned,
+		want:            "owned by a ClusterClass topology",
+	}, {
+		name:       "the topology wins over the release ownership",
+		liveLabels: map[string]string{api.TopologyOwnedLabel: ""},
+		want:       "owned by a ClusterClass topology",
+	}, {
+		name:            "live object of another release",
+		liveAnnotations: with(owned, api.HelmReleaseNameAnnotation, "cluster-b"),
+		want:            notOwned,
+	}, {
+		name:            "live object of a release of the same name in another namespace",
+		liveAnnotations: with(owned, api.HelmReleaseNamespaceAnnotation, "tenant-b"),
+		want:            notOwned,
+	}, {
+		name: "live object without Helm's ownership annotations",
+		want: notOwned,
+	}, {
+		name:   "missing live object: not skipped (it is recreated)",
+		noLive: true,
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			m := object(tc.manifestLabels, tc.manifestAnnotations)
+			var live *unstructured.Unstructured
+			if !tc.noLive {
+				live = object(tc.liveLabels, tc.liveAnnotations)
+			}
+			g.Expect(plan.SkipReason(m, live, "cluster-a", "fleet")).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestPausedClusters(t *testing.T) {
+	cluster := func(name, extra string) *unstructured.Unstructured {
+		return fromYAML(t, `{apiVersion: cluster.x-k8s.io/v1beta1, kind: Cluster, metadata: {name: `+name+`, namespace: fleet`+extra+`}}`)
+	}
+	cases := []struct {
+		name     string                       // what the case proves
+		clusters []*unstructured.Unstructured // the live Clusters
+		want     []string                     // the paused ones, "<ns>/<name>", in input order
+	}{{
+		name: "spec.paused",
+		clusters: []*unstructured.Unstructured{fromYAML(t,
+			`{apiVersion: cluster.x-k8s.io/v1beta1, kind: Cluster, metadata: {name: a, namespace: fleet}, spec: {paused: true}}`)},
+		want: []string{"fleet/a"},
+	}, {
+		name:     "the paused annotation, whatever its value",
+		clusters: []*unstructured.Unstructured{cluster("b", `, annotations: {`+api.ClusterPausedAnnotation+`: ""}`)},
+		want:     []string{"fleet/b"},
+	}, {
+		name: "neither, or spec.paused false: not paused",
+		clusters: []*unstructured.Unstructured{
+			cluster("c", ""),
+			fromYAML(t, `{apiVersion: cluster.x-k8s.io/v1beta1, kind: Cluster, metadata: {name: d, namespace: fleet}, spec: {paused: false}}`),
+			cluster("e", `, annotations: {other: "true"}`),
+		},
+	}, {
+		name: "several: only the paused ones, in order",
+		clusters: []*unstructured.Unstructured{
+			cluster("z", `, annotations: {`+api.ClusterPausedAnnotation+`: "true"}`),
+			cluster("c", ""),
+			fromYAML(t, `{apiVersion: cluster.x-k8s.io/v1beta1, kind: Cluster, metadata: {name: a, namespace: other}, spec: {paused: true}}`),
+		},
+		want: []string{"fleet/z", "other/a"},
+	}, {
+		name: "no clusters",
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			got := plan.PausedClusters(tc.clusters)
+			if tc.want == nil {
+				g.Expect(got).To(BeEmpty())
+				return
+			}
+			g.Expect(got).To(Equal(tc.want))
+		})
+	}
+}

@@ -1,0 +1,40 @@
+package plan
+
+import (
+	"errors"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+)
+
+// ErrTargetUnavailable wraps a failure to reach the cluster a HelmRelease
+// deploys to (a kubeconfig Secret that is missing or does not parse, a
+// client that cannot be built). The pass waits for the user to fix it.
+var ErrTargetUnavailable = errors.New("target cluster unavailable")
+
+// RecordReleaseError files an error met while reading the stored release
+// under the fact the gates look at: a reference into another namespace is
+// the user's configuration, anything else makes the release unusable.
+func (f *Facts) RecordReleaseError(err error) {
+	if errors.Is(err, manifest.ErrCrossNamespaceRef) {
+		f.ConfigErr = err
+		return
+	}
+	f.ReleaseErr = err
+}
+
+// ErrorVerdict maps an error that stopped a pass after the gates to the
+// verdict it deserves. The second result is false for every other error:
+// those are not the release's or the user's fault, so the pass fails and
+// is retried with the rate limiter's back-off.
+func ErrorVerdict(err error) (Verdict, bool) {
+	switch {
+	case errors.Is(err, ErrInvalidConfiguration), errors.Is(err, manifest.ErrCrossNamespaceRef):
+		return Verdict{Status: metav1.ConditionFalse, Reason: api.InvalidConfigurationReason, Message: err.Error()}, true
+	case errors.Is(err, ErrTargetUnavailable):
+		return Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Message: err.Error()}, true
+	}
+	return Verdict{}, false
+}
