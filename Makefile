@@ -57,7 +57,9 @@ UNIT_PKGS ?= ./internal/diff/... ./internal/plan/... ./internal/manifest/... ./i
 UNIT_MIXED_PKGS ?= ./internal/release/...
 # internal/release: the tests in reader_test.go, which call clusterEnv.
 UNIT_SKIP ?= ^(TestGet(RoundTrip|Memo|Concurrent|NotFound|Corrupt|ManifestTooLarge)|TestPreviousDeployed(Pruned)?)$$
-UNIT_FLAGS ?= -count=1
+# Pure tests may use Go's test cache: a package whose code, testdata and env
+# did not change is not rerun. UNIT_FLAGS=-count=1 forces a rerun.
+UNIT_FLAGS ?=
 
 .PHONY: unit
 unit: ## Run the unit tests that need no control plane (UNIT_PKGS; no testbin), in seconds.

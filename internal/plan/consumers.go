@@ -77,7 +77,8 @@ func MarkRollouts(templates []TemplatePlan, consumers []ConsumerPlan) {
 			}
 			refs, _ := manifest.References(cp.Live) // DecideConsumer already read them without error
 			for _, r := range refs {
-				if r.Target == t.ID || (r.Target.GroupKind == t.ID.GroupKind && r.Target.Name == t.RenameTo) {
+				replacement := manifest.ID{GroupKind: t.ID.GroupKind, Namespace: t.ID.Namespace, Name: t.RenameTo}
+				if r.Target == t.ID || r.Target == replacement {
 					t.RollsMachines = true
 				}
 			}

@@ -334,6 +334,11 @@ func TestMarkRollouts(t *testing.T) {
 			Strategy: plan.StrategyRotate, RenameTo: "workers"},
 		consumers: []string{mdV1beta2},
 	}, {
+		name: "a MachineDeployment of another namespace naming a template like the replacement does not count",
+		template: plan.TemplatePlan{ID: id(manifest.Metal3MachineTemplateKind, "other", "x"), Outcome: plan.OutcomeDrifted,
+			Strategy: plan.StrategyRotate, RenameTo: to},
+		consumers: []string{repointed},
+	}, {
 		name:         "RevertedFrom naming the template sets Reverted",
 		template:     rotating,
 		consumers:    []string{mdV1beta2},

@@ -75,7 +75,7 @@ func Summarize(res *pipeline.Result) Summary {
 	case api.DriftCorrectedReason:
 		out.set(c, fmt.Sprintf("Corrected release %s: %s", ref, strings.Join(lines, "; "))+notes)
 		// The event of the pass that wrote carries the fields it changed.
-		detail := fmt.Sprintf("Corrected release %s: %s", ref, strings.Join(describe(res, true), "; "))
+		detail := fmt.Sprintf("Corrected release %s: %s", ref, strings.Join(describe(res, true), "; ")) + notes
 		out.event(corev1.EventTypeNormal, api.TemplateDriftCorrectedEvent, detail, res.Writes > 0)
 	default:
 		out.set(c, fmt.Sprintf("%d templates of release %s match the manifest", c.Checked, ref)+notes)

@@ -276,7 +276,8 @@ func TestSummarize(t *testing.T) {
 		wantMessage: corrected + "Metal3MachineTemplate/workers: corrected in place, rolls machines: no" +
 			". Skipped: Metal3MachineTemplate/cc-workers (owned by a ClusterClass topology), Metal3MachineTemplate/opted (opted out)",
 		wantEvents: []wantEvent{{typ: corev1.EventTypeNormal, reason: api.TemplateDriftCorrectedEvent, always: true,
-			contains: []string{"Metal3MachineTemplate/workers: corrected in place, rolls machines: no [" + imageText + "]"}}},
+			contains: []string{"Metal3MachineTemplate/workers: corrected in place, rolls machines: no [" + imageText + "]",
+				". Skipped: Metal3MachineTemplate/cc-workers (owned by a ClusterClass topology), Metal3MachineTemplate/opted (opted out)"}}},
 	}, {
 		name:        "skipped templates on a pass without drift, not counted as checked",
 		res:         result(plan.ModeWarn, 0, tmpl("workers", plan.OutcomeInSync, nil), skippedOpt),
