@@ -43,7 +43,7 @@ func ResolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *manifest.Ki
 		}
 		for _, r := range l.APIResources {
 			gk := schema.GroupKind{Group: gv.Group, Kind: r.Kind}
-			if !(kinds.Match(gk) || manifest.IsConsumer(gk)) || gk == manifest.MachineSetKind || strings.Contains(r.Name, "/") {
+			if (!kinds.Match(gk) && !manifest.IsConsumer(gk)) || gk == manifest.MachineSetKind || strings.Contains(r.Name, "/") {
 				continue
 			}
 			ok, err := mayWatch(ctx, cs, gv.Group, r.Name)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,6 +42,9 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	sa := fs.String("default-service-account", "", "The service account impersonated for HelmReleases that name none.")
 	timeout := fs.Duration("timeout", time.Minute, "How long the diff may take.")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return diffreport.ExitInSync // asked for help: not an error, as the controller's --help
+		}
 		return diffreport.ExitError
 	}
 	if fs.NArg() != 1 || (*output != "text" && *output != "json") {

@@ -97,4 +97,8 @@ func TestDiffExitCodes(t *testing.T) {
 
 	code, _, _ = run("-o", "yaml", "cluster")
 	g.Expect(code).To(Equal(diffreport.ExitError), "a bad flag is an error")
+
+	code, _, errOut = run("--help")
+	g.Expect(code).To(Equal(diffreport.ExitInSync), "help is not an error")
+	g.Expect(errOut).To(ContainSubstring("--output"))
 }

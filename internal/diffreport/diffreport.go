@@ -199,8 +199,8 @@ func action(t DiffTemplate) string {
 	return fmt.Sprintf("%s (rolls machines: %s)", s, yesNo(t.RollsMachines))
 }
 
-// value renders a JSON value for people, cut to max runes.
-func value(v any, max int) string {
+// value renders a JSON value for people, cut to limit runes.
+func value(v any, limit int) string {
 	if v == nil {
 		return "<absent>"
 	}
@@ -209,8 +209,8 @@ func value(v any, max int) string {
 		return fmt.Sprint(v)
 	}
 	s := string(b)
-	if r := []rune(s); len(r) > max {
-		s = string(r[:max]) + "…"
+	if r := []rune(s); len(r) > limit {
+		s = string(r[:limit]) + "…"
 	}
 	return s
 }

@@ -2,9 +2,10 @@ package plan_test
 
 import (
 	"errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"slices"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	. "github.com/onsi/gomega"
 
@@ -33,7 +34,7 @@ func TestEvaluateGateOrder(t *testing.T) {
 		noStop bool                // no gate stops
 	}{{
 		name:  "config first, even with everything else tripped",
-		facts: func(f *plan.Facts) {},
+		facts: func(*plan.Facts) {},
 		want:  plan.Verdict{Status: metav1.ConditionFalse, Reason: api.InvalidConfigurationReason, Message: cfgErr.Error()},
 	}, {
 		name: "disabled next: a config error with mode disabled removes the condition",

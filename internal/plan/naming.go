@@ -37,8 +37,8 @@ func RotatedName(base string, spec any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if max := maxNameLength - hashLength - 1; len(base) > max {
-		base = strings.TrimRight(base[:max], "-.")
+	if limit := maxNameLength - hashLength - 1; len(base) > limit {
+		base = strings.TrimRight(base[:limit], "-.")
 	}
 	return base + "-" + h, nil
 }

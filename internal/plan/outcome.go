@@ -13,28 +13,28 @@ import (
 type Outcome string
 
 const (
-	// OutcomeInSync: the live template matches the manifest.
+	// OutcomeInSync means the live template matches the manifest.
 	OutcomeInSync Outcome = "InSync"
-	// OutcomeCorrected: the live template matches the manifest because the
+	// OutcomeCorrected means the live template matches the manifest because the
 	// add-on corrected it (in place or by recreate) for the release this
 	// pass works from, as the template's own annotations record.
 	OutcomeCorrected Outcome = "Corrected"
-	// OutcomeSuperseded: a rotation replaced the template; its consumers
+	// OutcomeSuperseded means a rotation replaced the template; its consumers
 	// reference the replacement, which matches the manifest.
 	OutcomeSuperseded Outcome = "Superseded"
-	// OutcomeSkipped: the template is not the add-on's to touch; Message
+	// OutcomeSkipped means the template is not the add-on's to touch; Message
 	// says why.
 	OutcomeSkipped Outcome = "Skipped"
-	// OutcomeDrifted: the live template differs from the manifest, and
+	// OutcomeDrifted means the live template differs from the manifest, and
 	// Strategy corrects it with Writes.
 	OutcomeDrifted Outcome = "Drifted"
-	// OutcomeMissing: the template is in the manifest but not live (a
+	// OutcomeMissing means the template is in the manifest but not live (a
 	// recreate stopped between delete and create, or someone deleted it);
 	// it is created from the manifest.
 	OutcomeMissing Outcome = "Missing"
-	// OutcomeWaiting: the live template is being deleted; the pass waits.
+	// OutcomeWaiting means the live template is being deleted; the pass waits.
 	OutcomeWaiting Outcome = "Waiting"
-	// OutcomeFailed: the template differs and no strategy can correct it;
+	// OutcomeFailed means the template differs and no strategy can correct it;
 	// Message carries the reason, with the server's words.
 	OutcomeFailed Outcome = "Failed"
 )

@@ -5,14 +5,14 @@ package plan
 type DryRun string
 
 const (
-	// DryRunNotRun: no dry-run was needed (an explicit rotate or recreate).
+	// DryRunNotRun means no dry-run was needed (an explicit rotate or recreate).
 	DryRunNotRun DryRun = ""
-	// DryRunAccepted: the server accepts the change in place.
+	// DryRunAccepted means the server accepts the change in place.
 	DryRunAccepted DryRun = "Accepted"
-	// DryRunLocked: the server refused the change as Invalid: the template
+	// DryRunLocked means the server refused the change as Invalid: the template
 	// (or the drifted field) is immutable.
 	DryRunLocked DryRun = "Locked"
-	// DryRunFailed: any other refusal (forbidden, webhook down, ...).
+	// DryRunFailed means any other refusal (forbidden, webhook down, ...).
 	DryRunFailed DryRun = "Failed"
 )
 
