@@ -20,6 +20,10 @@ testbin: ## Build kube-apiserver, kubectl and etcd from the Go module proxy and 
 	bash hack/fetch-crds.sh; \
 	echo "testbin: provisioning took $$((SECONDS - start))s"
 
+.PHONY: capi-bin
+capi-bin: ## Build the real Cluster API and CAPM3 managers from the Go module proxy (cached; not yet used by make test).
+	bash hack/build-capi.sh
+
 .PHONY: test
 test: testbin ## Provision the test control plane if needed, then run unit and integration tests.
 	$(GO) test $(GOTEST_FLAGS) $(PKGS)

@@ -76,21 +76,9 @@ func (t *Targets) For(ctx context.Context, hr *helmv2.HelmRelease) (*Target, err
 }
 
 func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target, error) {
-	cfg := rest.CopyConfig(t.Local)
-	key := "local"
-	remote := false
-	if ref := hr.Spec.KubeConfig; ref != nil && ref.SecretRef != nil {
-		rc, secretKey, err := t.remoteConfig(ctx, hr)
-		if err != nil {
-			return nil, err
-		}
-		cfg, key, remote = runtimeclient.KubeConfig(ctx, rc, t.KubeConfigOpts), secretKey, true
-	}
-	if sa := t.serviceAccount(hr); sa != "" {
-		cfg.Impersonate = rest.ImpersonationConfig{
-			UserName: fmt.Sprintf("system:serviceaccount:%s:%s", hr.Namespace, sa),
-		}
-		key += "|" + cfg.Impersonate.UserName
+	cfg, key, remote, err := t.restConfig(ctx, hr)
+	if err != nil {
+		return nil, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -111,6 +99,28 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 	tg := &Target{Client: c, Secrets: cs.CoreV1(), Key: key, Remote: remote}
 	t.cache[key] = tg
 	return tg, nil
+}
+
+// restConfig returns the config of hr's target, the key that names cluster
+// and identity, and whether the cluster is remote: the local config or
+// spec.kubeConfig's, impersonating the service account, logging each API
+// server warning once.
+func (t *Targets) restConfig(ctx context.Context, hr *helmv2.HelmRelease) (cfg *rest.Config, key string, remote bool, err error) {
+	cfg, key = rest.CopyConfig(t.Local), "local"
+	if ref := hr.Spec.KubeConfig; ref != nil && ref.SecretRef != nil {
+		rc, secretKey, err := t.remoteConfig(ctx, hr)
+		if err != nil {
+			return nil, "", false, err
+		}
+		cfg, key, remote = runtimeclient.KubeConfig(ctx, rc, t.KubeConfigOpts), secretKey, true
+	}
+	if sa := t.serviceAccount(hr); sa != "" {
+		cfg.Impersonate = rest.ImpersonationConfig{
+			UserName: fmt.Sprintf("system:serviceaccount:%s:%s", hr.Namespace, sa),
+		}
+		key += "|" + cfg.Impersonate.UserName
+	}
+	return LogWarningsOnce(cfg), key, remote, nil
 }
 
 func (t *Targets) serviceAccount(hr *helmv2.HelmRelease) string {

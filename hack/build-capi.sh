@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Builds the real Cluster API and Metal3 managers from the Go module proxy, for
+# the tests that will run them with their webhooks (see docs/notes/real-managers.md):
+#   capi  (sigs.k8s.io/cluster-api, CAPI_VERSION): core, bootstrap-kubeadm, controlplane-kubeadm
+#   capm3 (github.com/metal3-io/cluster-api-provider-metal3, CAPM3_VERSION): manager
+# Each is cached by version like the other tools; a cached one is not rebuilt.
+#
+# Neither can be `go install`ed: both go.mod files replace their /api
+# sub-module with ./api, which the module zip does not hold. The module source
+# is copied into a writable folder and the replace is pointed at the published
+# /api module of the same version. The Metal3 modules are unknown to the
+# checksum database (GONOSUMDB); go.sum of the copy still pins every hash.
+#
+# Not part of `make test` yet: the cold build takes several minutes per
+# module (three separate k8s.io/controller-runtime dependency sets).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+export GOWORK=off GOFLAGS= CGO_ENABLED=0
+work="$(mktemp -d "${TMPDIR:-/tmp}/tdc-capi.XXXXXX")"
+trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+
+# writable_copy MODULE VERSION DIR : copy MODULE@VERSION's source into DIR and
+# point its ./api replace at the published MODULE/api@VERSION.
+writable_copy() {
+  local module=$1 version=$2 dir=$3 src
+  src="$(cd "$work" && go mod download -json "$module@$version" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')"
+  [[ -d $src ]] || die "cannot download $module@$version"
+  cp -r "$src" "$dir" && chmod -R u+w "$dir"
+  grep -qE "^replace $module/api => \./api" "$dir/go.mod" \
+    || log "note: $module@$version no longer replaces $module/api with ./api"
+  (cd "$dir" && go mod edit -replace "$module/api=$module/api@$version" && go mod download "$module/api") \
+    || die "cannot point $module/api at $version"
+}
+
+build_capi() {
+  local version=$CAPI_VERSION
+  if have_cached capi "$version" core bootstrap-kubeadm controlplane-kubeadm; then
+    log "Cluster API $version managers: already built ($BIN_DIR/capi/$version)"
+    return 0
+  fi
+  log "Building the Cluster API $version managers from the module proxy (cold: 10-15 min)"
+  local dir="$work/cluster-api" out="$work/capi-out" minor
+  writable_copy sigs.k8s.io/cluster-api "$version" "$dir"
+  mkdir -p "$out"
+  minor="$(cut -d. -f2 <<<"$version")"
+  local ld="-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$version -X sigs.k8s.io/cluster-api/version.gitMajor=1 -X sigs.k8s.io/cluster-api/version.gitMinor=$minor"
+  local pkg name
+  for pkg in core bootstrap/kubeadm controlplane/kubeadm; do
+    name="${pkg//\//-}"
+    (cd "$dir" && timed "go build capi $name" go build -trimpath -ldflags "$ld" -o "$out/$name" "./$pkg") \
+      || die "building Cluster API $pkg $version failed"
+    "$out/$name" --help 2>&1 | grep -q -- '--webhook-port' || die "capi $name --help lacks --webhook-port"
+  done
+  publish capi "$version" "$out"
+  log "Cluster API $version managers ready in $BIN_DIR/capi/$version"
+}
+
+build_capm3() {
+  local version=$CAPM3_VERSION module=github.com/metal3-io/cluster-api-provider-metal3
+  if have_cached capm3 "$version" manager; then
+    log "CAPM3 $version manager: already built ($BIN_DIR/capm3/$version)"
+    return 0
+  fi
+  log "Building the CAPM3 $version manager from the module proxy (cold: 5-10 min)"
+  local dir="$work/capm3" out="$work/capm3-out"
+  (export GONOSUMDB=github.com/metal3-io; unset GOPRIVATE
+   writable_copy "$module" "$version" "$dir"
+   mkdir -p "$out"
+   cd "$dir" && timed "go build capm3 manager" go build -trimpath -ldflags "-s -w" -o "$out/manager" .) \
+    || die "building CAPM3 $version failed"
+  "$out/manager" --help 2>&1 | grep -q -- '--webhook-port' || die "capm3 manager --help lacks --webhook-port"
+  publish capm3 "$version" "$out"
+  log "CAPM3 $version manager ready in $BIN_DIR/capm3/$version"
+}
+
+case "${1:-all}" in
+  capi) build_capi ;;
+  capm3) build_capm3 ;;
+  all) build_capi; build_capm3 ;;
+  *) die "usage: $0 [capi|capm3|all]" ;;
+esac
