@@ -12,13 +12,19 @@ import (
 // PatchChanges are the JSON-patch operations of an in-place correction: the
 // drifted fields, then the record of the correction (the release it was
 // made for, and the strategy), so later passes see in the world itself
-// that this template was corrected for this release.
+// that this template was corrected for this release. A superseded-by mark
+// left by an earlier rotation is removed: the template is the one in use
+// again, and a later rotation must not mistake its consumers for set back.
 func PatchChanges(p TemplatePlan, release string) []diff.Change {
 	out := append([]diff.Change{}, p.Changes...)
-	return append(out, annotate(p.Live, map[string]string{
+	out = append(out, annotate(p.Live, map[string]string{
 		api.SourceReleaseAnnotation: release,
 		api.CorrectionAnnotation:    string(StrategyInPlace),
 	})...)
+	if _, ok := p.Live.GetAnnotations()[api.SupersededByAnnotation]; ok {
+		out = append(out, diff.Change{Path: diff.Pointer("metadata", "annotations", api.SupersededByAnnotation), Op: diff.OpRemove})
+	}
+	return out
 }
 
 // MarkChanges sets the superseded-by annotation on a rotated original.

@@ -73,6 +73,12 @@ func TestPatchChanges(t *testing.T) {
 		annotations:     "{templatedrift.io/source-release: fleet/cluster-a.v2, templatedrift.io/correction: recreate}",
 		want:            []diff.Change{drift, {Path: correctionPath, Op: diff.OpAdd, After: "in-place"}, {Path: sourcePath, Op: diff.OpAdd, After: release}},
 		wantAnnotations: record,
+	}, {
+		name:        "a superseded-by mark of an earlier rotation is removed: the template is in use again",
+		annotations: "{templatedrift.io/superseded-by: workers-5f1c2a9b0d}",
+		want: []diff.Change{drift, {Path: correctionPath, Op: diff.OpAdd, After: "in-place"}, {Path: sourcePath, Op: diff.OpAdd, After: release},
+			{Path: supersededPath, Op: diff.OpRemove}},
+		wantAnnotations: record,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

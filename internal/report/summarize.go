@@ -81,7 +81,7 @@ func Summarize(res *pipeline.Result) Summary {
 		out.set(c, fmt.Sprintf("%d templates of release %s match the manifest", c.Checked, ref)+notes)
 	}
 	for _, t := range res.Templates {
-		if t.Reverted && res.Writes > 0 {
+		if t.Reverted && res.Writes > 0 && res.Err == nil {
 			out.event(corev1.EventTypeWarning, api.TemplateReferenceRevertedEvent,
 				fmt.Sprintf("A reference to %s was set back (by Helm or a person) and repointed to %s again", t.ID, t.RenameTo), true)
 		}
@@ -130,7 +130,7 @@ func describe(res *pipeline.Result, detail bool) []string {
 			line += "waiting for deletion to finish"
 		case t.Outcome == plan.OutcomeCorrected || (res.Act && (t.Outcome == plan.OutcomeDrifted || t.Outcome == plan.OutcomeMissing)):
 			line += done(t)
-			if detail && len(t.Changes) > 0 {
+			if detail && t.Outcome != plan.OutcomeCorrected && len(t.Changes) > 0 {
 				line += " [" + diff.Summary(t.Changes, maxValueRunes, maxPathsPerItem) + "]"
 			}
 		case t.Outcome == plan.OutcomeMissing:

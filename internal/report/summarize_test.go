@@ -323,6 +323,25 @@ func TestSummarize(t *testing.T) {
 		want:        metav1.Condition{Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason},
 		wantEvents:  []wantEvent{{typ: corev1.EventTypeWarning, reason: api.TemplateDriftDetectedEvent}},
 		wantDrifted: 1,
+	}, {
+		name: "reverted reference, but a write failed before the consumers were repointed: no reverted event",
+		res: func() *pipeline.Result {
+			r := result(plan.ModeEnabled, 1, tmpl("workers", plan.OutcomeDrifted, both(rotated, func(t *plan.TemplatePlan) {
+				t.Reverted = true
+			})))
+			r.Err = errors.New("failed to create Metal3MachineTemplate fleet/workers-x: boom")
+			return r
+		}(),
+		want:        metav1.Condition{Status: metav1.ConditionFalse, Reason: api.CorrectionFailedReason},
+		wantEvents:  []wantEvent{{typ: corev1.EventTypeWarning, reason: api.TemplateDriftCorrectionFailedEvent}},
+		wantDrifted: 1,
+	}, {
+		name: "the event of a pass that wrote lists an earlier rotation without the original's old drift",
+		res: result(plan.ModeEnabled, 1, tmpl("workers", plan.OutcomeCorrected, both(rotated, withChanges)),
+			tmpl("cp", plan.OutcomeDrifted, inPlace)),
+		want: metav1.Condition{Status: metav1.ConditionTrue, Reason: api.DriftCorrectedReason},
+		wantEvents: []wantEvent{{typ: corev1.EventTypeNormal, reason: api.TemplateDriftCorrectedEvent, always: true,
+			contains: []string{"Metal3MachineTemplate/workers: rotated to " + replacement + ", rolls machines: yes; Metal3MachineTemplate/cp: corrected in place, rolls machines: no ["}}},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
