@@ -87,7 +87,7 @@ func TestLockedDataTemplateRotates(t *testing.T) {
 // and v1beta2. A v1beta1 KubeadmControlPlane cannot be stored faithfully
 // here: CAPI's CRD stores v1beta2 and converts through a webhook the test
 // API server does not run (conversion None prunes the v1beta1 field); its
-// path is covered by internal/pair's unit tests.
+// path is covered by internal/manifest's unit tests.
 const rke2AndV1beta1 = `---
 apiVersion: controlplane.cluster.x-k8s.io/v1alpha1
 kind: RKE2ControlPlane
