@@ -48,30 +48,23 @@ type Flux struct {
 }
 
 // StartFlux starts both controllers with loopback ports (their defaults
-// collide), a storage folder, and the cluster's kubeconfig.
+// collide), a storage folder, and the cluster's kubeconfig, and waits until
+// both serve.
 func StartFlux(name string, env *testenv.Env, b Binaries, artifacts string) (*Flux, error) {
-	addrs := make([]string, 5)
-	for i := range addrs {
-		a, err := FreeAddr()
-		if err != nil {
-			return nil, err
-		}
-		addrs[i] = a
-	}
 	storage, err := os.MkdirTemp("", "tdc-e2e-storage-")
 	if err != nil {
 		return nil, err
 	}
 	vars := []string{"KUBECONFIG=" + env.KubeConfigPath, "RUNTIME_NAMESPACE=flux-system"}
-	src, err := StartProcess(name+"-source-controller", b.SourceController, []string{
-		"--metrics-addr=" + addrs[0], "--health-addr=" + addrs[1], "--storage-path=" + storage,
-		"--storage-addr=" + addrs[2], "--storage-adv-addr=" + addrs[2], "--log-level=debug",
+	src, err := StartServing(name+"-source-controller", b.SourceController, 3, 1, func(a []string) []string {
+		return []string{"--metrics-addr=" + a[0], "--health-addr=" + a[1], "--storage-path=" + storage,
+			"--storage-addr=" + a[2], "--storage-adv-addr=" + a[2], "--log-level=debug"}
 	}, vars, artifacts)
 	if err != nil {
 		return nil, err
 	}
-	helm, err := StartProcess(name+"-helm-controller", b.HelmController, []string{
-		"--metrics-addr=" + addrs[3], "--health-addr=" + addrs[4], "--log-level=debug",
+	helm, err := StartServing(name+"-helm-controller", b.HelmController, 2, 1, func(a []string) []string {
+		return []string{"--metrics-addr=" + a[0], "--health-addr=" + a[1], "--log-level=debug"}
 	}, vars, artifacts)
 	if err != nil {
 		src.Stop()
@@ -89,16 +82,9 @@ func (f *Flux) Stop() {
 	f.Source.Stop()
 }
 
-// StartAddon runs the add-on binary against env.
+// StartAddon runs the add-on binary against env and waits until it serves.
 func StartAddon(name string, env *testenv.Env, b Binaries, artifacts string) (*Process, error) {
-	m, err := FreeAddr()
-	if err != nil {
-		return nil, err
-	}
-	h, err := FreeAddr()
-	if err != nil {
-		return nil, err
-	}
-	return StartProcess(name, b.Addon, []string{"--metrics-addr=" + m, "--health-addr=" + h, "--log-level=debug"},
-		[]string{"KUBECONFIG=" + env.KubeConfigPath}, artifacts)
+	return StartServing(name, b.Addon, 2, 1, func(a []string) []string {
+		return []string{"--metrics-addr=" + a[0], "--health-addr=" + a[1], "--log-level=debug"}
+	}, []string{"KUBECONFIG=" + env.KubeConfigPath}, artifacts)
 }

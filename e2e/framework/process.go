@@ -3,6 +3,7 @@ package framework
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,6 +78,57 @@ func (p *Process) Exited() bool {
 func (p *Process) Logs() string {
 	b, _ := os.ReadFile(p.LogPath)
 	return string(b)
+}
+
+// portAttempts bounds how often StartServing picks new ports for a process
+// that exited before it was serving.
+const portAttempts = 3
+
+// StartServing runs a controller that listens on ports loopback addresses
+// (args builds its flags from them; addrs[health] is its --health-addr) and
+// waits until the health endpoint answers. FreeAddr's port is free when
+// chosen but may be taken before the process binds it (another process of
+// the suite does the same): a process that exits before serving is started
+// again with new ports.
+func StartServing(name, bin string, ports, health int, args func(addrs []string) []string, env []string, artifacts string) (*Process, error) {
+	var lastErr error
+	for attempt := 0; attempt < portAttempts; attempt++ {
+		addrs := make([]string, ports)
+		for i := range addrs {
+			a, err := FreeAddr()
+			if err != nil {
+				return nil, err
+			}
+			addrs[i] = a
+		}
+		p, err := StartProcess(name, bin, args(addrs), env, artifacts)
+		if err != nil {
+			return nil, err
+		}
+		if lastErr = p.waitServing(addrs[health], 60*time.Second); lastErr == nil {
+			return p, nil
+		}
+		p.Stop()
+	}
+	return nil, fmt.Errorf("%s did not start serving after %d attempts: %w", name, portAttempts, lastErr)
+}
+
+// waitServing polls http://addr/healthz until it answers (any status) or
+// the process exits.
+func (p *Process) waitServing(addr string, timeout time.Duration) error {
+	c := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if p.Exited() {
+			return fmt.Errorf("%s exited before serving (see %s)", p.Name, p.LogPath)
+		}
+		if resp, err := c.Get("http://" + addr + "/healthz"); err == nil {
+			_ = resp.Body.Close()
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("%s did not answer on %s within %s", p.Name, addr, timeout)
 }
 
 // FreeAddr returns a free 127.0.0.1:port.
