@@ -13,15 +13,16 @@ help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: testbin
-testbin: ## Build kube-apiserver, kubectl and etcd from the Go module proxy and fetch CRDs into bin/ (cached).
+testbin: ## Build kube-apiserver, kubectl, etcd and the real Cluster API and Metal3 managers from the Go module proxy, and fetch CRDs, into bin/ (cached).
 	@start=$$SECONDS; \
 	bash hack/build-etcd.sh; \
 	bash hack/build-kube.sh; \
 	bash hack/fetch-crds.sh; \
+	bash hack/build-capi.sh; \
 	echo "testbin: provisioning took $$((SECONDS - start))s"
 
 .PHONY: capi-bin
-capi-bin: ## Build the real Cluster API and CAPM3 managers from the Go module proxy (cached; not yet used by make test).
+capi-bin: ## Build only the real Cluster API and CAPM3 managers from the Go module proxy (cached; part of testbin).
 	bash hack/build-capi.sh
 
 .PHONY: test

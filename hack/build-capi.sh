@@ -11,8 +11,9 @@
 # /api module of the same version. The Metal3 modules are unknown to the
 # checksum database (GONOSUMDB); go.sum of the copy still pins every hash.
 #
-# Not part of `make test` yet: the cold build takes several minutes per
-# module (three separate k8s.io/controller-runtime dependency sets).
+# Part of `make testbin`: internal/testenv runs these managers with their
+# webhooks (testenv.Options.Managers). The cold build takes several minutes
+# per module: three separate k8s.io/controller-runtime dependency sets.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 export GOWORK=off GOFLAGS= CGO_ENABLED=0

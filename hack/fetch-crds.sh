@@ -44,3 +44,44 @@ fetch source-controller github.com/fluxcd/source-controller "$FLUX_SOURCE_CONTRO
   config/crd/bases/source.toolkit.fluxcd.io_helmcharts.yaml \
   config/crd/bases/source.toolkit.fluxcd.io_helmrepositories.yaml \
   config/crd/bases/source.toolkit.fluxcd.io_ocirepositories.yaml
+
+# The real Cluster API and Metal3 managers (hack/build-capi.sh) serve the
+# conversion and admission webhooks of their own CRDs. internal/testenv
+# installs each provider's CRDs and webhook configurations from
+# bin/providers/<provider>/<version>/{crds/,webhooks.yaml}, rewritten to point
+# at the manager it starts. BareMetalHost and the Metal3 IPAM CRDs come from
+# the root modules of the versions CAPM3 requires (their api sub-modules ship
+# Go types only); no manager serves them.
+provider() { # PROVIDER MODULE VERSION CRD_DIR [WEBHOOK_MANIFEST]
+  local name=$1 module=$2 version=$3 crds=$4 webhooks=${5:-}
+  local dst="$BIN_DIR/providers/$name/$version"
+  if [[ -f "$dst/.complete" ]]; then
+    log "Provider manifests of $name $version: already in $dst"
+    return
+  fi
+  local dir
+  dir="$(cd "$(mktemp -d)" && GONOSUMDB=github.com/metal3-io GOFLAGS= go mod download -json "$module@$version" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')"
+  [[ -d "$dir/$crds" ]] || die "$module@$version has no $crds"
+  rm -rf "$dst" && mkdir -p "$dst/crds"
+  cp -f "$dir/$crds"/*.yaml "$dst/crds/"
+  if [[ -n $webhooks ]]; then
+    [[ -f "$dir/$webhooks" ]] || die "$module@$version has no $webhooks"
+    cp -f "$dir/$webhooks" "$dst/webhooks.yaml"
+  fi
+  chmod -R u+w,a+r "$dst"
+  touch "$dst/.complete"
+  log "Provider manifests of $name $version: copied to $dst"
+}
+
+provider cluster-api sigs.k8s.io/cluster-api "$CAPI_VERSION" \
+  core/config/crd/bases core/config/webhook/manifests.yaml
+provider bootstrap-kubeadm sigs.k8s.io/cluster-api "$CAPI_VERSION" \
+  bootstrap/kubeadm/config/crd/bases bootstrap/kubeadm/config/webhook/manifests.yaml
+provider control-plane-kubeadm sigs.k8s.io/cluster-api "$CAPI_VERSION" \
+  controlplane/kubeadm/config/crd/bases controlplane/kubeadm/config/webhook/manifests.yaml
+provider infrastructure-metal3 github.com/metal3-io/cluster-api-provider-metal3 "$CAPM3_VERSION" \
+  config/crd/bases config/webhook/manifests.yaml
+provider baremetal-operator github.com/metal3-io/baremetal-operator "$BMO_VERSION" \
+  config/base/crds/bases
+provider ip-address-manager github.com/metal3-io/ip-address-manager "$IPAM_VERSION" \
+  config/crd/bases

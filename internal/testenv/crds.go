@@ -36,25 +36,16 @@ var capiProviders = map[string]string{
 func LoadCRDs(dirs []string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for _, dir := range dirs {
-		files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		crds, err := readCRDDir(dir)
 		if err != nil {
-			return nil, fmt.Errorf("failed to list CRDs in %s: %w", dir, err)
+			return nil, err
 		}
-		sort.Strings(files)
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				return nil, fmt.Errorf("failed to read CRD %s: %w", f, err)
+		for _, crd := range crds {
+			if provider, ok := capiProviders[crd.Spec.Group]; ok {
+				labelProvider(crd, provider)
 			}
-			crds, err := decodeCRDs(data)
-			if err != nil {
-				return nil, fmt.Errorf("failed to decode CRD %s: %w", f, err)
-			}
-			for _, crd := range crds {
-				labelUpstream(crd)
-			}
-			out = append(out, crds...)
 		}
+		out = append(out, crds...)
 	}
 	entries, err := fixtureCRDs.ReadDir("crds")
 	if err != nil {
@@ -72,6 +63,43 @@ func LoadCRDs(dirs []string) ([]*apiextensionsv1.CustomResourceDefinition, error
 		out = append(out, crds...)
 	}
 	return out, nil
+}
+
+// readCRDDir decodes every CRD in dir's YAML files, in file-name order.
+func readCRDDir(dir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("failed to list CRDs in %s: %w", dir, err)
+	}
+	sort.Strings(files)
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read CRD %s: %w", f, err)
+		}
+		crds, err := decodeCRDs(data)
+		if err != nil {
+			return nil, fmt.Errorf("failed to decode CRD %s: %w", f, err)
+		}
+		out = append(out, crds...)
+	}
+	return out, nil
+}
+
+// firstByName keeps the first CRD of each name: the real providers' CRDs
+// come first, so they win over the base folders' copies and the fixtures
+// that stand in for them on a control plane without managers.
+func firstByName(crds []*apiextensionsv1.CustomResourceDefinition) []*apiextensionsv1.CustomResourceDefinition {
+	seen := map[string]bool{}
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, crd := range crds {
+		if !seen[crd.Name] {
+			seen[crd.Name] = true
+			out = append(out, crd)
+		}
+	}
+	return out
 }
 
 func decodeCRDs(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
@@ -99,11 +127,11 @@ func decodeCRDs(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error
 	}
 }
 
-func labelUpstream(crd *apiextensionsv1.CustomResourceDefinition) {
-	provider, ok := capiProviders[crd.Spec.Group]
-	if !ok {
-		return
-	}
+// labelProvider adds the labels clusterctl and the provider's kustomize
+// overlay give a CRD: the move label, the provider name and one contract
+// label per served v1beta* version, by which Cluster API finds the version
+// of a referenced kind to use.
+func labelProvider(crd *apiextensionsv1.CustomResourceDefinition, provider string) {
 	if crd.Labels == nil {
 		crd.Labels = map[string]string{}
 	}

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,6 +37,8 @@ type Env struct {
 
 	env *envtest.Environment
 	dir string
+	// managers are the Cluster API and Metal3 managers, when Options.Managers.
+	managers []*Process
 }
 
 // Scheme returns a scheme with the built-in types and Flux's HelmRelease.
@@ -54,6 +57,13 @@ type Options struct {
 	// ExtraCRDDirs are more folders of CRDs to install (the e2e suite adds
 	// source-controller's).
 	ExtraCRDDirs []string
+	// Managers runs the real Cluster API (core, kubeadm bootstrap, kubeadm
+	// control plane) and Metal3 managers against the control plane, with the
+	// providers' own CRDs and their conversion, defaulting and validating
+	// webhooks, as `clusterctl init` would install them. Without it, the
+	// Cluster API CRDs are installed without conversion and Metal3 kinds are
+	// CEL-locked fixtures.
+	Managers bool
 }
 
 // Start starts a control plane named name with every test CRD installed.
@@ -65,11 +75,22 @@ func StartWith(name string, opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	reapOrphans(paths.APIServer, paths.Etcd)
-	crds, err := LoadCRDs(append(append([]string{}, paths.CRDDirs...), opts.ExtraCRDDirs...))
+	var provs []provider
+	if opts.Managers {
+		if provs, err = providers(paths.BinDir, paths.versions); err != nil {
+			return nil, err
+		}
+	}
+	reapOrphans(append([]string{paths.APIServer, paths.Etcd}, managerBinaries(provs)...)...)
+	provCRDs, crdsOf, err := providerCRDs(provs)
 	if err != nil {
 		return nil, err
 	}
+	base, err := LoadCRDs(append(append([]string{}, paths.CRDDirs...), opts.ExtraCRDDirs...))
+	if err != nil {
+		return nil, err
+	}
+	crds := firstByName(append(provCRDs, base...))
 	timeout := DefaultStartTimeout
 	if v := os.Getenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT"); v != "" {
 		if d, err := time.ParseDuration(v); err == nil {
@@ -94,6 +115,12 @@ func StartWith(name string, opts Options) (*Env, error) {
 	if err := e.init(); err != nil {
 		_ = te.Stop()
 		return nil, err
+	}
+	if opts.Managers {
+		if err := e.startManagers(context.Background(), provs, crdsOf); err != nil {
+			_ = e.Stop()
+			return nil, fmt.Errorf("failed to run the Cluster API and Metal3 managers on %q: %w", name, err)
+		}
 	}
 	return e, nil
 }
@@ -130,6 +157,7 @@ func (e *Env) Stop() error {
 	if e == nil || e.env == nil {
 		return nil
 	}
+	e.stopManagers()
 	err := e.env.Stop()
 	e.env = nil
 	if e.dir != "" {

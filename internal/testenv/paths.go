@@ -68,6 +68,10 @@ type Paths struct {
 	CRDDirs []string
 	// KubeVersion and EtcdVersion are the pinned versions of the binaries.
 	KubeVersion, EtcdVersion string
+	// BinDir is the bin/ folder everything was resolved in.
+	BinDir string
+
+	versions map[string]string
 }
 
 // DefaultPaths resolves the binaries under bin/ for the pinned versions, and
@@ -91,6 +95,8 @@ func DefaultPaths() (Paths, error) {
 		Etcd:        filepath.Join(bin, "etcd", v["ETCD_VERSION"], "etcd"),
 		KubeVersion: v["KUBE_VERSION"],
 		EtcdVersion: v["ETCD_VERSION"],
+		BinDir:      bin,
+		versions:    v,
 		CRDDirs: []string{
 			filepath.Join(bin, "crds", "helm-controller", v["HELM_CONTROLLER_VERSION"]),
 			filepath.Join(bin, "crds", "cluster-api", v["CAPI_VERSION"]),
