@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"k8s.io/client-go/util/retry"
 	"strings"
 	"testing"
 
@@ -202,9 +203,12 @@ func TestReferenceSetBack(t *testing.T) {
 	r := expectRotated(w, m3, "LockedMachineTemplate", "mgmt-cp")
 	w.events()
 
-	kcp := w.get(cp, "KubeadmControlPlane", "mgmt-cp")
-	g.Expect(unstructured.SetNestedField(kcp.Object, "mgmt-cp", "spec", "machineTemplate", "spec", "infrastructureRef", "name")).To(Succeed())
-	g.Expect(env.Client.Update(w.ctx, kcp)).To(Succeed())
+	// The real KubeadmControlPlane controller writes the object too.
+	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		kcp := w.get(cp, "KubeadmControlPlane", "mgmt-cp")
+		g.Expect(unstructured.SetNestedField(kcp.Object, "mgmt-cp", "spec", "machineTemplate", "spec", "infrastructureRef", "name")).To(Succeed())
+		return env.Client.Update(w.ctx, kcp)
+	})).To(Succeed())
 
 	g.Expect(w.reconcile()).To(Equal(1))
 	g.Expect(str(w.get(cp, "KubeadmControlPlane", "mgmt-cp"), "spec", "machineTemplate", "spec", "infrastructureRef", "name")).To(Equal(r.GetName()))

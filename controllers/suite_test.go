@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 	// The controller's logs are not asserted on; keep them out of the output.
 	ctrl.SetLogger(logr.Discard())
 	var err error
-	env, err = testenv.Start("controllers")
+	env, err = testenv.StartWith("controllers", testenv.Options{Managers: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

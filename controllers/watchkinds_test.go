@@ -38,7 +38,8 @@ func TestForbiddenKindsAreNotWatched(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	got, err := controllers.ResolveWatchKinds(ctx, cfg, kinds)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(got.Watch).To(ConsistOf(schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Kind: "Metal3MachineTemplate"}))
+	// The preferred version is watched: v1beta2 on CAPM3 v1.13.
+	g.Expect(got.Watch).To(ConsistOf(schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta2", Kind: "Metal3MachineTemplate"}))
 	g.Expect(got.Forbidden).To(ContainElements(
 		HaveField("Kind", "LockedMachineTemplate"), HaveField("Kind", "Metal3DataTemplate"), HaveField("Kind", "MachineDeployment")))
 	g.Expect(got.Forbidden).NotTo(ContainElement(HaveField("Kind", "MachineSet")), "MachineSets are never watched")

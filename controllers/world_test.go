@@ -275,7 +275,13 @@ func (w *world) events() []string {
 	}
 }
 
-// versions snapshots every object's resourceVersion in the namespace, HelmRelease included.
+// versions snapshots what the add-on wrote in the namespace. The real
+// Cluster API and Metal3 managers write these objects too (owner
+// references, finalizers, status, the MachineDeployment revision), so a
+// template's resourceVersion says nothing about the add-on: for each
+// object, the snapshot holds the managedFields entries of the add-on's field
+// manager, which every write of the add-on changes. The HelmRelease, which
+// only the add-on's reporter writes here, is snapshot by resourceVersion.
 func (w *world) versions() map[string]string {
 	out := map[string]string{}
 	for _, k := range [][2]string{
@@ -286,13 +292,31 @@ func (w *world) versions() map[string]string {
 		{"controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane"},
 		{"controlplane.cluster.x-k8s.io/v1beta1", "RKE2ControlPlane"},
 		{"bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfigTemplate"},
-		{"helm.toolkit.fluxcd.io/v2", "HelmRelease"},
 	} {
 		for _, o := range w.list(k[0], k[1]) {
-			out[k[1]+"/"+o.GetName()] = o.GetResourceVersion()
+			var ours []string
+			for _, f := range o.GetManagedFields() {
+				if f.Manager == api.ControllerName {
+					ours = append(ours, fmt.Sprintf("%s@%s:%s", f.Operation, f.Time, f.FieldsV1))
+				}
+			}
+			out[k[1]+"/"+o.GetName()] = strings.Join(ours, ";")
 		}
 	}
+	for _, o := range w.list("helm.toolkit.fluxcd.io/v2", "HelmRelease") {
+		out["HelmRelease/"+o.GetName()] = o.GetResourceVersion()
+	}
 	return out
+}
+
+// writtenByAddon reports whether the add-on's field manager ever wrote o.
+func writtenByAddon(o *unstructured.Unstructured) bool {
+	for _, f := range o.GetManagedFields() {
+		if f.Manager == api.ControllerName {
+			return true
+		}
+	}
+	return false
 }
 
 func str(o *unstructured.Unstructured, path ...string) string {
