@@ -31,6 +31,12 @@ const (
 	// SourceReleaseAnnotation. Later passes read the pair to report the
 	// correction from the world, not from their own previous condition.
 	CorrectionAnnotation = "templatedrift.io/correction"
+	// CorrectedDriftAnnotation records, next to CorrectionAnnotation, a
+	// digest (12 hex of sha256) of the difference the add-on corrected. A
+	// later pass for the same release that finds the same difference again
+	// reports CorrectionFailed and writes nothing: the server does not keep
+	// the value, and correcting it again would repeat forever.
+	CorrectedDriftAnnotation = "templatedrift.io/corrected-drift"
 )
 
 // ControllerName is the one name used as field manager, event source,

@@ -1,7 +1,6 @@
 package controllers_test
 
 import (
-	"k8s.io/client-go/util/retry"
 	"strings"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/templatedrift/template-drift-controller/api"
 )
@@ -58,7 +58,6 @@ func replacementOf(w *world, apiVersion, kind, original string) *unstructured.Un
 func TestLockedDataTemplateRotates(t *testing.T) {
 	w := newWorld(t, scenario{annotations: enabled, live: metaLive, release: metaRelease, applyMethod: "csa"})
 	g := w.g
-	mdBefore := w.get(md, "MachineDeployment", "mgmt-md0").GetResourceVersion()
 	m3mtUID := w.get(m3, "Metal3MachineTemplate", "mgmt-md0").GetUID()
 
 	g.Expect(w.reconcile()).To(Equal(6), "2 replacements, 2 m3mt patches, 2 superseded marks")
@@ -70,7 +69,7 @@ func TestLockedDataTemplateRotates(t *testing.T) {
 		g.Expect(str(m3mt, "spec", "template", "spec", "dataTemplate", "name")).To(Equal(r.GetName()))
 	}
 	g.Expect(w.get(m3, "Metal3MachineTemplate", "mgmt-md0").GetUID()).To(Equal(m3mtUID), "repointed in place")
-	g.Expect(w.get(md, "MachineDeployment", "mgmt-md0").GetResourceVersion()).To(Equal(mdBefore))
+	g.Expect(writtenByAddon(w.get(md, "MachineDeployment", "mgmt-md0"))).To(BeFalse(), "the MachineDeployment is not touched")
 	cond := w.condition()
 	g.Expect(cond.Reason).To(Equal(api.DriftCorrectedReason))
 	g.Expect(cond.Message).To(ContainSubstring("Metal3DataTemplate/mgmt-md0-metadata: rotated to mgmt-md0-metadata-"))
@@ -85,11 +84,18 @@ func TestLockedDataTemplateRotates(t *testing.T) {
 
 // rke2AndV1beta1 adds consumers of the locked control-plane template in
 // every served shape: RKE2ControlPlanes at v1alpha1, v1beta1 (both fields)
-// and v1beta2. A v1beta1 KubeadmControlPlane cannot be stored faithfully
-// here: CAPI's CRD stores v1beta2 and converts through a webhook the test
-// API server does not run (conversion None prunes the v1beta1 field); its
-// path is covered by internal/manifest's unit tests.
+// and v1beta2, and a v1beta1 KubeadmControlPlane, which Cluster API stores
+// as v1beta2 through its conversion webhook.
 const rke2AndV1beta1 = `---
+apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+kind: KubeadmControlPlane
+metadata: {name: kcp-v1beta1}
+spec:
+  version: v1.33.4
+  kubeadmConfigSpec: {}
+  machineTemplate:
+    infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: LockedMachineTemplate, name: mgmt-cp}
+---
 apiVersion: controlplane.cluster.x-k8s.io/v1alpha1
 kind: RKE2ControlPlane
 metadata: {name: rke2-v1alpha1}
@@ -125,6 +131,9 @@ var refPaths = []struct {
 	path                   []string
 }{
 	{cp, "KubeadmControlPlane", "mgmt-cp", []string{"spec", "machineTemplate", "spec", "infrastructureRef", "name"}},
+	// Written in v1beta1, read back in both versions through the conversion webhook.
+	{"controlplane.cluster.x-k8s.io/v1beta1", "KubeadmControlPlane", "kcp-v1beta1", []string{"spec", "machineTemplate", "infrastructureRef", "name"}},
+	{cp, "KubeadmControlPlane", "kcp-v1beta1", []string{"spec", "machineTemplate", "spec", "infrastructureRef", "name"}},
 	{"controlplane.cluster.x-k8s.io/v1alpha1", "RKE2ControlPlane", "rke2-v1alpha1", []string{"spec", "infrastructureRef", "name"}},
 	{"controlplane.cluster.x-k8s.io/v1beta1", "RKE2ControlPlane", "rke2-v1beta1", []string{"spec", "infrastructureRef", "name"}},
 	{"controlplane.cluster.x-k8s.io/v1beta1", "RKE2ControlPlane", "rke2-v1beta1", []string{"spec", "machineTemplate", "infrastructureRef", "name"}},

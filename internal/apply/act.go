@@ -69,7 +69,7 @@ func actTemplate(ctx context.Context, w *writer, t plan.TemplatePlan, rel plan.R
 		if err != nil {
 			return err
 		}
-		obj := plan.BuildRecreate(t.Desired, t.Live, owners, rel)
+		obj := plan.BuildRecreate(t.Desired, t.Live, owners, rel, t.DriftDigest)
 		if err := w.validateCreate(ctx, obj); err != nil {
 			return err
 		}
@@ -80,7 +80,7 @@ func actTemplate(ctx context.Context, w *writer, t plan.TemplatePlan, rel plan.R
 		return w.create(ctx, obj)
 	case t.Needs(plan.WriteCreate):
 		logger.Info("Creating missing template from the release manifest")
-		return w.create(ctx, plan.BuildRecreate(t.Desired, nil, clusterOwners(clusters), rel))
+		return w.create(ctx, plan.BuildRecreate(t.Desired, nil, clusterOwners(clusters), rel, t.DriftDigest))
 	}
 	return nil
 }

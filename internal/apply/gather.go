@@ -8,11 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/templatedrift/template-drift-controller/internal/diff"
-	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
 // Get reads the live object of kind gvk called namespace/name, or nil when
@@ -82,24 +78,4 @@ func GetAll(ctx context.Context, c client.Reader, objs []*unstructured.Unstructu
 		}
 	}
 	return out, nil
-}
-
-// DryRunInPlace asks the server whether it accepts changes on live, with
-// dryRun=All: validation, CEL rules and admission webhooks all run, nothing
-// is stored.
-func DryRunInPlace(ctx context.Context, c client.Client, live *unstructured.Unstructured, changes []diff.Change) (plan.DryRun, string, error) {
-	patch, err := diff.Patch(changes, "")
-	if err != nil {
-		return plan.DryRunFailed, "", err
-	}
-	obj := live.DeepCopy()
-	err = c.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch), client.DryRunAll, fieldOwner)
-	switch {
-	case err == nil:
-		return plan.DryRunAccepted, "", nil
-	case apierrors.IsInvalid(err):
-		return plan.DryRunLocked, err.Error(), nil
-	default:
-		return plan.DryRunFailed, err.Error(), nil
-	}
 }

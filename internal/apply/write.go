@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -68,25 +67,13 @@ func (w *writer) create(ctx context.Context, obj *unstructured.Unstructured) err
 // validateCreate asks the server, with dryRun=All, whether it would accept
 // obj as a new object: schema, CEL rules and admission webhooks all run.
 // A recreate calls it before deleting, so a manifest the server refuses
-// never costs the live template. The name is changed for the probe because
-// the real name is still taken.
+// never costs the live template.
 func (w *writer) validateCreate(ctx context.Context, obj *unstructured.Unstructured) error {
-	probe := obj.DeepCopy()
-	probe.SetName(probeName(obj.GetName()))
-	if err := w.c.Create(ctx, probe, client.DryRunAll, fieldOwner); err != nil {
+	if _, err := dryRunCreate(ctx, w.c, obj); err != nil {
 		return fmt.Errorf("failed to recreate %s %s/%s: the server refuses the manifest's object: %w",
 			obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
-}
-
-// probeName derives a valid, unused-looking name for a dry-run create.
-func probeName(name string) string {
-	const suffix = "-tdc-probe"
-	if len(name)+len(suffix) > 253 {
-		name = strings.TrimRight(name[:253-len(suffix)], "-.")
-	}
-	return name + suffix
 }
 
 // deleteExact deletes live only if it is still the same object at the same

@@ -24,6 +24,13 @@
 //   - Numbers compare by value (YAML 1 against a live 1.0) and explicit nulls in
 //     the manifest mean "not set", as Kubernetes drops them.
 //
+// The raw diff is then confirmed with the server (Confirm): given the server's
+// answer to a dry-run of the manifest's object, which internal/apply asks for
+// and only where the raw diff found something, the changes whose path holds
+// the same value in the answer as live are the server's own (API version
+// conversion re-encodes durations and drops empty values) and are dropped.
+// Confirm itself is as pure as Object.
+//
 // Ignore rules (HelmRelease spec.driftDetection.ignore) are not reimplemented:
 // Ignorer compiles them with fluxcd/pkg/ssa/jsondiff's selector exactly as
 // helm-controller does, so a rule selects the same objects here as there, and

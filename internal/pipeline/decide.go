@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/diff"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
@@ -46,8 +47,9 @@ func (p *pass) decide(ctx context.Context) error {
 }
 
 // decideTemplate gathers what plan.DecideTemplate needs about one template:
-// the live object, its drift, the server's answer to an in-place
-// correction, and the replacement a rotation would use.
+// the live object, its drift confirmed with the server (see confirm), the
+// server's answer to an in-place correction, and the replacement a
+// rotation would use.
 func (p *pass) decideTemplate(ctx context.Context, m *unstructured.Unstructured, renames map[manifest.ID]string) (plan.TemplatePlan, error) {
 	c := p.target.Client
 	desired, err := plan.EffectiveDesired(m, renames)
@@ -66,10 +68,12 @@ func (p *pass) decideTemplate(ctx context.Context, m *unstructured.Unstructured,
 	if len(in.Changes) == 0 || live.GetDeletionTimestamp() != nil {
 		return plan.DecideTemplate(in), nil
 	}
-	if plan.NeedsDryRun(in.Requested) {
-		if in.DryRun, in.DryRunMessage, err = apply.DryRunInPlace(ctx, c, live, in.Changes); err != nil {
-			return plan.TemplatePlan{}, err
-		}
+	view, err := p.confirm(ctx, &in)
+	if err != nil {
+		return plan.TemplatePlan{}, err
+	}
+	if len(in.Changes) == 0 {
+		return plan.DecideTemplate(in), nil
 	}
 	if in.ReplacementName, err = plan.RotatedName(m.GetName(), desired.Object["spec"]); err != nil {
 		return plan.TemplatePlan{}, err
@@ -78,7 +82,8 @@ func (p *pass) decideTemplate(ctx context.Context, m *unstructured.Unstructured,
 		return plan.TemplatePlan{}, err
 	}
 	if in.Replacement != nil {
-		in.ReplacementChanges = changesOf(desired, in.Replacement, nil, p.ignorer.PathsFor(m))
+		raw := changesOf(desired, in.Replacement, nil, p.ignorer.PathsFor(m))
+		in.ReplacementChanges, _ = diff.Confirm(raw, view, in.Replacement)
 	}
 	return plan.DecideTemplate(in), nil
 }

@@ -9,6 +9,9 @@
 //     all (Gate): mode, suspend, release state, paused Clusters;
 //   - per template, the correction strategy (in-place, rotate, recreate) and
 //     the deterministic name of a rotated replacement;
+//   - the loop guard: the digest of a correction's changes (DriftDigest),
+//     recorded on the template, and the failure when the same difference
+//     comes back for the same release;
 //   - building the replacement or recreated object, and the consumer
 //     reference rewrites a rotation needs.
 //

@@ -19,13 +19,16 @@ type Release struct {
 // object under name, with the original's labels and annotations (Helm
 // ownership included, so the release still claims it), its owners
 // reattached, and the lineage annotations. It never carries the
-// superseded-by annotation a previous rotation left on the original.
+// superseded-by annotation a previous rotation left on the original, nor
+// the record (correction, corrected drift) of a correction made under the
+// original's name.
 func BuildReplacement(desired, original *unstructured.Unstructured, name string, owners []metav1.OwnerReference, rel Release) *unstructured.Unstructured {
 	obj := fresh(desired, name, original.GetNamespace())
 	obj.SetLabels(copyMap(original.GetLabels()))
 	ann := copyMap(original.GetAnnotations())
 	delete(ann, api.SupersededByAnnotation)
 	delete(ann, api.CorrectionAnnotation)
+	delete(ann, api.CorrectedDriftAnnotation)
 	ann[api.ReplacesAnnotation] = original.GetName()
 	ann[api.SourceReleaseAnnotation] = rel.Ref
 	obj.SetAnnotations(ann)
@@ -37,8 +40,10 @@ func BuildReplacement(desired, original *unstructured.Unstructured, name string,
 // name. When original is nil (a previous pass deleted it and stopped before
 // creating it again, or someone deleted it) labels and annotations come from
 // the manifest plus the ownership metadata Helm itself adds, so the release
-// still owns the object.
-func BuildRecreate(desired, original *unstructured.Unstructured, owners []metav1.OwnerReference, rel Release) *unstructured.Unstructured {
+// still owns the object. digest is the plan's DriftDigest, recorded as
+// api.CorrectedDriftAnnotation when it is not empty; a digest the original
+// carried from an earlier correction is dropped.
+func BuildRecreate(desired, original *unstructured.Unstructured, owners []metav1.OwnerReference, rel Release, digest string) *unstructured.Unstructured {
 	obj := fresh(desired, desired.GetName(), desired.GetNamespace())
 	var labels, ann map[string]string
 	if original != nil {
@@ -52,6 +57,10 @@ func BuildRecreate(desired, original *unstructured.Unstructured, owners []metav1
 	delete(ann, api.SupersededByAnnotation)
 	ann[api.SourceReleaseAnnotation] = rel.Ref
 	ann[api.CorrectionAnnotation] = string(StrategyRecreate)
+	delete(ann, api.CorrectedDriftAnnotation)
+	if digest != "" {
+		ann[api.CorrectedDriftAnnotation] = digest
+	}
 	obj.SetLabels(labels)
 	obj.SetAnnotations(ann)
 	obj.SetOwnerReferences(owners)

@@ -43,7 +43,8 @@ status:
 `
 
 // liveOriginal is the live template being replaced: Helm-owned, already
-// marked by an earlier rotation.
+// marked by an earlier rotation, with the record of an earlier release's
+// in-place correction.
 const liveOriginal = `
 apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
 kind: Metal3MachineTemplate
@@ -61,6 +62,8 @@ metadata:
     meta.helm.sh/release-namespace: fleet
     templatedrift.io/superseded-by: workers-0123456789
     templatedrift.io/source-release: fleet/cluster-a.v1
+    templatedrift.io/correction: in-place
+    templatedrift.io/corrected-drift: 0000aaaa0000
     team: metal
   ownerReferences:
   - apiVersion: cluster.x-k8s.io/v1beta1
@@ -114,7 +117,7 @@ func TestBuildReplacement(t *testing.T) {
 		"team":                             "metal",
 		api.ReplacesAnnotation:             "workers",
 		api.SourceReleaseAnnotation:        "fleet/cluster-a.v3",
-	}), "original's annotations, superseded-by dropped, lineage set")
+	}), "original's annotations, superseded-by and the correction record dropped, lineage set")
 	g.Expect(obj.GetOwnerReferences()).To(Equal(testOwners), "owners are the ones passed, not the original's")
 	expectNoServerFields(g, obj)
 
@@ -153,10 +156,27 @@ func TestBuildRecreate(t *testing.T) {
 	cases := []struct {
 		name            string            // what the case proves
 		original        string            // live original as YAML; "" for nil
+		digest          string            // the plan's DriftDigest
 		wantLabels      map[string]string // labels of the built object
 		wantAnnotations map[string]string // annotations of the built object
 	}{{
-		name:     "from the live original: its metadata, superseded-by dropped, source-release set",
+		name:     "from the live original: its metadata, superseded-by dropped, source-release and corrected drift set",
+		original: liveOriginal,
+		digest:   "5e1f00c0ffee",
+		wantLabels: map[string]string{
+			"app.kubernetes.io/managed-by":  "Helm",
+			"cluster.x-k8s.io/cluster-name": "cluster-a",
+		},
+		wantAnnotations: map[string]string{
+			api.HelmReleaseNameAnnotation:      "cluster-a",
+			api.HelmReleaseNamespaceAnnotation: "fleet",
+			"team":                             "metal",
+			api.SourceReleaseAnnotation:        "fleet/cluster-a.v3",
+			api.CorrectionAnnotation:           "recreate",
+			api.CorrectedDriftAnnotation:       "5e1f00c0ffee",
+		},
+	}, {
+		name:     "from the live original without a digest: the original's earlier digest is dropped",
 		original: liveOriginal,
 		wantLabels: map[string]string{
 			"app.kubernetes.io/managed-by":  "Helm",
@@ -194,7 +214,7 @@ func TestBuildRecreate(t *testing.T) {
 				originalBefore = original.DeepCopy()
 			}
 
-			obj := plan.BuildRecreate(desired, original, testOwners, testRelease)
+			obj := plan.BuildRecreate(desired, original, testOwners, testRelease, tc.digest)
 
 			g.Expect(obj.GetName()).To(Equal("workers"), "same name as the manifest")
 			g.Expect(obj.GetNamespace()).To(Equal("fleet"))
@@ -225,7 +245,7 @@ metadata:
   labels: {app.kubernetes.io/managed-by: someone-else}
 spec: {clusterName: cluster-a}
 `)
-	obj := plan.BuildRecreate(desired, nil, nil, testRelease)
+	obj := plan.BuildRecreate(desired, nil, nil, testRelease, "")
 	g.Expect(obj.GetLabels()).To(HaveKeyWithValue(api.HelmManagedByLabel, "Helm"))
 	g.Expect(desired.GetLabels()).To(HaveKeyWithValue(api.HelmManagedByLabel, "someone-else"), "desired not mutated")
 	g.Expect(obj.GetOwnerReferences()).To(BeEmpty())

@@ -34,8 +34,10 @@ const (
 	OutcomeMissing Outcome = "Missing"
 	// OutcomeWaiting means the live template is being deleted; the pass waits.
 	OutcomeWaiting Outcome = "Waiting"
-	// OutcomeFailed means the template differs and no strategy can correct it;
-	// Message carries the reason, with the server's words.
+	// OutcomeFailed means the template differs and no strategy can correct it,
+	// or a correction of this release was written once and the same
+	// difference came back; Message carries the reason, with the server's
+	// words.
 	OutcomeFailed Outcome = "Failed"
 )
 
@@ -77,8 +79,17 @@ type TemplatePlan struct {
 	Outcome Outcome
 	// Message says why a template is skipped or failed; "" otherwise.
 	Message string
-	// Changes are the drifted fields of Live against Desired.
+	// Changes are the drifted fields of Live against Desired, confirmed
+	// with the server (see TemplateInput.Changes).
 	Changes []diff.Change
+	// Unconfirmed is the server's refusal of the dry-run that would have
+	// confirmed Changes, which are then the raw diff; "" otherwise.
+	Unconfirmed string
+	// DriftDigest is DriftDigest of Changes, set for an in-place or
+	// recreate correction, which records it on the template
+	// (api.CorrectedDriftAnnotation) so the next pass recognises the same
+	// difference coming back.
+	DriftDigest string
 	// Strategy is the correction: for Drifted and Missing, and for Corrected
 	// and Superseded the one that was used.
 	Strategy Strategy

@@ -11,16 +11,21 @@ import (
 
 // PatchChanges are the JSON-patch operations of an in-place correction: the
 // drifted fields, then the record of the correction (the release it was
-// made for, and the strategy), so later passes see in the world itself
-// that this template was corrected for this release. A superseded-by mark
+// made for, the strategy, and the plan's DriftDigest of the difference), so
+// later passes see in the world itself that this template was corrected
+// for this release, and which difference was written. A superseded-by mark
 // left by an earlier rotation is removed: the template is the one in use
 // again, and a later rotation must not mistake its consumers for set back.
 func PatchChanges(p TemplatePlan, release string) []diff.Change {
 	out := append([]diff.Change{}, p.Changes...)
-	out = append(out, annotate(p.Live, map[string]string{
+	record := map[string]string{
 		api.SourceReleaseAnnotation: release,
 		api.CorrectionAnnotation:    string(StrategyInPlace),
-	})...)
+	}
+	if p.DriftDigest != "" {
+		record[api.CorrectedDriftAnnotation] = p.DriftDigest
+	}
+	out = append(out, annotate(p.Live, record)...)
 	if _, ok := p.Live.GetAnnotations()[api.SupersededByAnnotation]; ok {
 		out = append(out, diff.Change{Path: diff.Pointer("metadata", "annotations", api.SupersededByAnnotation), Op: diff.OpRemove})
 	}

@@ -29,6 +29,7 @@ const (
 	correctionPath = "/metadata/annotations/templatedrift.io~1correction"
 	sourcePath     = "/metadata/annotations/templatedrift.io~1source-release"
 	supersededPath = "/metadata/annotations/templatedrift.io~1superseded-by"
+	digestPath     = "/metadata/annotations/templatedrift.io~1corrected-drift"
 )
 
 func TestPatchChanges(t *testing.T) {
@@ -41,6 +42,8 @@ func TestPatchChanges(t *testing.T) {
 		name string // what the case proves
 		// annotations is the live template's metadata.annotations as YAML; "" for none.
 		annotations string
+		// digest is the plan's DriftDigest; "" for none.
+		digest string
 		// want is the whole list of changes.
 		want []diff.Change
 		// wantAnnotations are the live annotations after the patch.
@@ -79,13 +82,27 @@ func TestPatchChanges(t *testing.T) {
 		want: []diff.Change{drift, {Path: correctionPath, Op: diff.OpAdd, After: "in-place"}, {Path: sourcePath, Op: diff.OpAdd, After: release},
 			{Path: supersededPath, Op: diff.OpRemove}},
 		wantAnnotations: record,
+	}, {
+		name:        "the plan's drift digest is recorded with the correction, replacing an earlier one",
+		annotations: "{templatedrift.io/corrected-drift: 0000aaaa0000}",
+		digest:      "5e1f00c0ffee",
+		want: []diff.Change{drift, {Path: digestPath, Op: diff.OpAdd, After: "5e1f00c0ffee"},
+			{Path: correctionPath, Op: diff.OpAdd, After: "in-place"}, {Path: sourcePath, Op: diff.OpAdd, After: release}},
+		wantAnnotations: merge(record, map[string]string{api.CorrectedDriftAnnotation: "5e1f00c0ffee"}),
+	}, {
+		name:   "no annotations, with a digest: in the whole map",
+		digest: "5e1f00c0ffee",
+		want: []diff.Change{drift, {Path: "/metadata/annotations", Op: diff.OpAdd, After: map[string]any{
+			api.SourceReleaseAnnotation: release, api.CorrectionAnnotation: "in-place", api.CorrectedDriftAnnotation: "5e1f00c0ffee",
+		}}},
+		wantAnnotations: merge(record, map[string]string{api.CorrectedDriftAnnotation: "5e1f00c0ffee"}),
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			live := liveWithAnnotations(t, tc.annotations)
 			before := live.DeepCopy()
-			p := plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyInPlace, Changes: []diff.Change{drift}, Live: live}
+			p := plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyInPlace, Changes: []diff.Change{drift}, Live: live, DriftDigest: tc.digest}
 
 			got := plan.PatchChanges(p, release)
 			g.Expect(got).To(Equal(tc.want))

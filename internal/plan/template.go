@@ -17,14 +17,20 @@ type TemplateInput struct {
 	Desired *unstructured.Unstructured
 	// Live is the live object, nil when missing.
 	Live *unstructured.Unstructured
-	// Changes are the drifted fields of Live against Desired.
+	// Changes are the drifted fields of Live against Desired, confirmed
+	// with the server's view of the corrected object (diff.Confirm): the
+	// differences the server makes itself are not in them.
 	Changes []diff.Change
+	// Unconfirmed is the server's refusal of the dry-run that confirms
+	// Changes; they are then the raw diff. "" when confirmed or not asked.
+	Unconfirmed string
 	// Skip is why the template must not be touched, or "".
 	Skip string
 	// ReplacementName is RotatedName of Desired.
 	ReplacementName string
 	// Replacement is the live object called ReplacementName, or nil, and
-	// ReplacementChanges its drift against Desired.
+	// ReplacementChanges its drift against Desired, confirmed with the same
+	// server view as Changes.
 	Replacement        *unstructured.Unstructured
 	ReplacementChanges []diff.Change
 	// DryRun is the server's answer to the in-place correction, with its
@@ -39,9 +45,11 @@ type TemplateInput struct {
 	Release string
 }
 
-// DecideTemplate decides what to do about one template.
+// DecideTemplate decides what to do about one template. A difference that
+// a correction of this release already wrote once, and that came back,
+// fails instead of being written again (see repeatedCorrection).
 func DecideTemplate(in TemplateInput) TemplatePlan {
-	p := TemplatePlan{ID: manifest.IDOf(in.Desired), Changes: in.Changes, Desired: in.Desired, Live: in.Live}
+	p := TemplatePlan{ID: manifest.IDOf(in.Desired), Changes: in.Changes, Desired: in.Desired, Live: in.Live, Unconfirmed: in.Unconfirmed}
 	switch {
 	case in.Skip != "":
 		p.Outcome, p.Message = OutcomeSkipped, in.Skip
@@ -59,6 +67,10 @@ func DecideTemplate(in TemplateInput) TemplatePlan {
 		}
 		return p
 	}
+	if msg, repeated := repeatedCorrection(in.Live, in.Release, in.Changes); repeated {
+		p.Outcome, p.Message = OutcomeFailed, msg
+		return p
+	}
 	strategy, ok := Choose(in.Requested, in.DryRun, in.Helm)
 	if !ok {
 		p.Outcome, p.Message = OutcomeFailed, fmt.Sprintf("in-place correction refused: %s", in.DryRunMessage)
@@ -67,10 +79,10 @@ func DecideTemplate(in TemplateInput) TemplatePlan {
 	p.Outcome, p.Strategy = OutcomeDrifted, strategy
 	switch strategy {
 	case StrategyInPlace:
-		p.Writes = []Write{WritePatch}
+		p.Writes, p.DriftDigest = []Write{WritePatch}, DriftDigest(in.Changes)
 		return p
 	case StrategyRecreate:
-		p.Writes = []Write{WriteDelete, WriteCreate}
+		p.Writes, p.DriftDigest = []Write{WriteDelete, WriteCreate}, DriftDigest(in.Changes)
 		return p
 	}
 	return decideRotation(p, in)

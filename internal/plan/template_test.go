@@ -46,6 +46,7 @@ spec:
 
 func TestDecideTemplate(t *testing.T) {
 	drift := []diff.Change{{Path: "/spec/template/spec/image/url", Op: diff.OpReplace, Before: "http://10.0.0.1/img", After: "http://10.0.0.2/img"}}
+	digest := plan.DriftDigest(drift)
 	replacementDrift := []diff.Change{{Path: "/spec/template/spec/image/url", Op: diff.OpReplace, Before: "http://10.0.0.9/img", After: "http://10.0.0.2/img"}}
 	const replacementName = "workers-5f1c2a9b0d"
 	const release = "fleet/cluster.v2"
@@ -104,7 +105,7 @@ func TestDecideTemplate(t *testing.T) {
 		mutate: func(in *plan.TemplateInput) {
 			in.DryRun = plan.DryRunAccepted
 		},
-		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyInPlace, Writes: []plan.Write{plan.WritePatch}},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyInPlace, Writes: []plan.Write{plan.WritePatch}, DriftDigest: digest},
 	}, {
 		name: "drifted, locked, csa: rotate, create the replacement and mark the original",
 		live: m3mtLive,
@@ -166,7 +167,7 @@ func TestDecideTemplate(t *testing.T) {
 		mutate: func(in *plan.TemplateInput) {
 			in.DryRun, in.Helm = plan.DryRunLocked, ssa
 		},
-		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRecreate, Writes: []plan.Write{plan.WriteDelete, plan.WriteCreate}},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRecreate, Writes: []plan.Write{plan.WriteDelete, plan.WriteCreate}, DriftDigest: digest},
 	}, {
 		name: "recreate ignores a differing replacement",
 		live: m3mtLive,
@@ -175,7 +176,7 @@ func TestDecideTemplate(t *testing.T) {
 			in.Replacement = in.Desired.DeepCopy()
 			in.ReplacementChanges = replacementDrift
 		},
-		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRecreate, Writes: []plan.Write{plan.WriteDelete, plan.WriteCreate}},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRecreate, Writes: []plan.Write{plan.WriteDelete, plan.WriteCreate}, DriftDigest: digest},
 	}, {
 		name: "in-place requested, server refuses: failed with the server's message",
 		live: m3mtLive,

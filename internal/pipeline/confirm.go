@@ -1,0 +1,59 @@
+package pipeline
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/diff"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
+)
+
+// confirm keeps only the raw changes of in that are drift: those where the
+// server, given the manifest's object, would store something other than
+// what is live. API version conversion (Cluster API and CAPM3 store
+// v1beta2 and serve v1beta1) changes values on the way back, so the raw
+// diff alone would correct templates that have no drift, forever.
+//
+// The server's view comes from a dry-run the pass needs anyway where it
+// can: the in-place dry-run, when the strategy needs one and the server
+// accepts it, answers with the corrected object. Otherwise (refused, or an
+// explicit rotate or recreate) a dry-run create of the desired object under
+// a probe name answers. So a template costs no dry-run when its raw diff is
+// empty, one when its drift is false or mutable, and two only when the
+// in-place dry-run is refused (a locked template). When the dry-run create
+// is refused too, the raw changes are kept, unconfirmed, and in.Unconfirmed
+// says why.
+//
+// It sets in.Changes, and in.DryRun and in.DryRunMessage when the in-place
+// dry-run ran, and returns the server's view (nil when there is none), with
+// which the replacement's changes are confirmed as well.
+func (p *pass) confirm(ctx context.Context, in *plan.TemplateInput) (*unstructured.Unstructured, error) {
+	c := p.target.Client
+	var view *unstructured.Unstructured
+	if plan.NeedsDryRun(in.Requested) {
+		answer, err := apply.DryRunInPlace(ctx, c, in.Live, in.Changes)
+		if err != nil {
+			return nil, err
+		}
+		in.DryRun, in.DryRunMessage, view = answer.DryRun, answer.Message, answer.Object
+	}
+	logger := log.FromContext(ctx).V(1).WithValues("template", klog.KObj(in.Live), "kind", in.Live.GetKind())
+	if view == nil {
+		var err error
+		if view, err = apply.ServerView(ctx, c, in.Desired); err != nil {
+			in.Unconfirmed = err.Error()
+			logger.Info("Keeping the raw diff: the server refuses a dry-run create of the manifest's object", "reason", in.Unconfirmed)
+			return nil, nil
+		}
+	}
+	kept, serverMade := diff.Confirm(in.Changes, view, in.Live)
+	if len(serverMade) > 0 {
+		logger.Info("Ignoring differences the server makes itself", "diff", diff.Summary(serverMade, 80, 10))
+	}
+	in.Changes = kept
+	return view, nil
+}
