@@ -39,7 +39,7 @@ func run() error {
 	ctrl.SetLogger(zap.New(zap.WriteTo(logFile), zap.UseDevMode(false)))
 
 	heading("Starting a local control plane")
-	env, err := testenv.Start("demo")
+	env, err := testenv.StartWith("demo", testenv.Options{Managers: true})
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,8 @@ func run() error {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}()
-	fmt.Printf("kube-apiserver %s and etcd %s at %s, with the Flux HelmRelease, Cluster API and Metal3 CRDs\n",
+	fmt.Printf("kube-apiserver %s and etcd %s at %s, with the Flux HelmRelease CRD and the real Cluster API and\n"+
+		"Metal3 (CAPM3) managers running, with their conversion and admission webhooks\n",
 		env.Paths.KubeVersion, env.Paths.EtcdVersion, env.Config.Host)
 	fmt.Println("Note: the demo writes the Helm release and the HelmRelease history exactly as helm-controller v1.6.4")
 	fmt.Println("does (Helm v4 storage driver, snapshot digest); the e2e suite runs the real Flux controllers.")

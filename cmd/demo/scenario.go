@@ -11,6 +11,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,6 +54,10 @@ func (s scenario) run(ctx context.Context, env *testenv.Env) error {
 		return err
 	}
 	key := client.ObjectKeyFromObject(hr)
+	setsBefore, err := machineSets(ctx, env, key.Namespace, demoDeployment, true)
+	if err != nil {
+		return err
+	}
 	before, err := diff(ctx, env, key)
 	if err != nil {
 		return err
@@ -75,9 +80,49 @@ func (s scenario) run(ctx context.Context, env *testenv.Env) error {
 		return err
 	}
 	fmt.Printf("\nAfter the controller ran, live templates in sync with the manifest: %s\n", yes(after.ExitCode() == diffreport.ExitInSync))
+	// Give the real MachineDeployment controller time to roll, if it would.
+	time.Sleep(3 * time.Second)
+	setsAfter, err := machineSets(ctx, env, key.Namespace, demoDeployment, false)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("MachineSets of MachineDeployment %s (made by the real Cluster API controller): %d before, %d after: %s\n",
+		demoDeployment, setsBefore, setsAfter, map[bool]string{true: "no new MachineSet, no machine rolled", false: "a new MachineSet, machines roll"}[setsAfter == setsBefore])
 	fmt.Printf("\n$ kubectl -n %s get helmrelease %s -o jsonpath='{.status.conditions[?(@.type==\"%s\")]}'\n", key.Namespace, key.Name, api.TemplatesInSyncCondition)
 	fmt.Printf("%s=%s, reason %s:\n  %s\n", cond.Type, cond.Status, cond.Reason, cond.Message)
 	return printEvents(ctx, env, key)
+}
+
+// demoDeployment is the fixture chart's MachineDeployment.
+const demoDeployment = "mgmt-md0"
+
+// machineSets counts the MachineSets of MachineDeployment md; with wait, it
+// first waits for the real MachineDeployment controller to create one.
+func machineSets(ctx context.Context, env *testenv.Env, namespace, md string, wait bool) (int, error) {
+	count := func(ctx context.Context) (int, error) {
+		l := &unstructured.UnstructuredList{}
+		l.SetAPIVersion("cluster.x-k8s.io/v1beta2")
+		l.SetKind("MachineSetList")
+		err := env.Client.List(ctx, l, client.InNamespace(namespace), client.MatchingLabels{"cluster.x-k8s.io/deployment-name": md})
+		return len(l.Items), err
+	}
+	if !wait {
+		return count(ctx)
+	}
+	n := 0
+	err := waitPoll(ctx, func(ctx context.Context) (bool, error) {
+		var err error
+		n, err = count(ctx)
+		return n > 0, err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("the MachineDeployment controller made no MachineSet for %s: %w", md, err)
+	}
+	return n, nil
+}
+
+func waitPoll(ctx context.Context, f wait.ConditionWithContextFunc) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, f)
 }
 
 // diff runs the controller's pipeline read-only, as the diff command does.
