@@ -66,7 +66,7 @@ func PivotSpec(ctx context.Context, inputGetter func() PivotSpecInput) {
 			name string
 			env  **testenv.Env
 		}{{"bootstrap", &r.boot}, {"management", &r.mgmt}} {
-			*c.env, err = testenv.StartWith(r.in.Name+"-"+c.name, testenv.Options{ExtraCRDDirs: []string{suite.bins.SourceCRDs}})
+			*c.env, err = testenv.StartWith(r.in.Name+"-"+c.name, testenv.Options{ExtraCRDDirs: []string{suite.bins.SourceCRDs}, Managers: true})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(framework.InstallProviders(ctx, (*c.env).Client)).To(Succeed())
 			for _, n := range []string{ns, "flux-system"} {
@@ -129,9 +129,18 @@ func (r *pivotRun) installOnBootstrap(ctx context.Context) {
 }
 
 func (r *pivotRun) pivot(ctx context.Context) {
-	By("playing Cluster API's part, then pivoting with clusterctl move")
-	Expect(framework.PlayCAPI(ctx, r.boot.Client, ns, "mgmt")).To(Succeed())
-	Expect(framework.Move(ctx, r.boot.KubeConfigPath, r.mgmt.KubeConfigPath, ns)).To(Succeed())
+	By("the real Cluster API and Metal3 controllers adopt the objects; provisioning is played (no hosts here), then clusterctl move pivots")
+	Expect(framework.PlayProvisioning(ctx, r.boot.Client, ns, "mgmt")).To(Succeed())
+	// The KubeadmControlPlane and MachineSet controllers keep creating
+	// Machines; one created after the nodeRefs were written makes move
+	// refuse, before it has changed anything. Give it its node and move again.
+	Eventually(func() error {
+		if err := framework.GiveMachinesNodes(ctx, r.boot.Client, ns); err != nil {
+			return err
+		}
+		return framework.Move(ctx, r.boot.KubeConfigPath, r.mgmt.KubeConfigPath, ns)
+	}, "60s", "2s").Should(Succeed())
+	r.expectMoved(ctx)
 	m3mts, err := framework.List(ctx, r.mgmt.Client, infra, "Metal3MachineTemplate", ns)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(m3mts).To(HaveLen(2), "the templates moved")
@@ -141,11 +150,34 @@ func (r *pivotRun) pivot(ctx context.Context) {
 	}
 	secrets := &corev1.SecretList{}
 	Expect(r.mgmt.Client.List(ctx, secrets, client.InNamespace(ns))).To(Succeed())
-	Expect(secrets.Items).To(BeEmpty(), "Helm's release Secret is not moved")
+	// The cluster's own Secrets (KCP's certificates and kubeconfig) move
+	// with it; Helm's release storage does not.
+	Expect(secrets.Items).NotTo(ContainElement(HaveField("Type", corev1.SecretType("helm.sh/release.v1"))), "Helm's release Secret is not moved")
 
 	By("stopping the bootstrap cluster")
 	r.bootFlux.Stop()
 	Expect(r.boot.Stop()).To(Succeed())
+}
+
+// expectMoved checks what clusterctl move did with the real controllers on
+// both sides: the Cluster is resumed on the management cluster, and the
+// Metal3DataTemplates arrive held by CAPM3's finalizer there.
+func (r *pivotRun) expectMoved(ctx context.Context) {
+	c := r.mgmt.Client
+	cl, err := framework.Get(ctx, c, "cluster.x-k8s.io/v1beta2", "Cluster", ns, "mgmt")
+	Expect(err).NotTo(HaveOccurred())
+	paused, _, _ := unstructured.NestedBool(cl.Object, "spec", "paused")
+	Expect(paused).To(BeFalse(), "move resumes the Cluster on the target")
+	Eventually(func() []string {
+		var out []string
+		m3dts, _ := framework.List(ctx, c, infra, "Metal3DataTemplate", ns)
+		for _, dt := range m3dts {
+			if len(dt.GetFinalizers()) > 0 {
+				out = append(out, dt.GetName())
+			}
+		}
+		return out
+	}).Should(HaveLen(2), "CAPM3 holds both Metal3DataTemplates on the management cluster")
 }
 
 func (r *pivotRun) installOnManagement(ctx context.Context) {

@@ -3,16 +3,16 @@ package framework
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clusterctl "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
-
-	"github.com/templatedrift/template-drift-controller/api"
 )
 
 // providers is the inventory `clusterctl init` leaves; move checks both
@@ -21,7 +21,7 @@ var providers = []struct{ namespace, name, typ, version string }{
 	{"capi-system", "cluster-api", "CoreProvider", "v1.14.2"},
 	{"capi-kubeadm-bootstrap-system", "bootstrap-kubeadm", "BootstrapProvider", "v1.14.2"},
 	{"capi-kubeadm-control-plane-system", "control-plane-kubeadm", "ControlPlaneProvider", "v1.14.2"},
-	{"capm3-system", "infrastructure-metal3", "InfrastructureProvider", "v1.12.7"},
+	{"capm3-system", "infrastructure-metal3", "InfrastructureProvider", "v1.13.2"},
 }
 
 // InstallProviders creates the clusterctl provider inventory.
@@ -52,44 +52,123 @@ version: %s
 	return nil
 }
 
-// PlayCAPI does what Cluster API's controllers would have done by the time
-// of a pivot, since none run here: the Cluster is provisioned and
-// initialised, and every object of the release is owned by the Cluster, so
-// `clusterctl move` finds it.
-func PlayCAPI(ctx context.Context, c client.Client, namespace, cluster string) error {
+// PlayProvisioning brings the cluster to where `clusterctl move` may pivot
+// it. The real Cluster API and Metal3 managers run on the control plane and
+// have done their part once every object of the release is owned by the
+// Cluster (the Cluster, MachineDeployment and KubeadmControlPlane
+// controllers, and CAPM3 for Metal3DataTemplates, add those references) and
+// CAPM3 holds every Metal3DataTemplate with its finalizer. The Cluster
+// controller then marks the infrastructure provisioned from the
+// Metal3Cluster. What cannot happen here is a host joining: there is no
+// Ironic and no workload cluster. So the status that the first join would
+// bring is written by hand: the KubeadmControlPlane's
+// status.initialization.controlPlaneInitialized (the KCP controller only
+// ever sets it to true, and the Cluster controller derives the Cluster's
+// ControlPlaneInitialized from it, once and for good) and a nodeRef on
+// every Machine. It returns once the Cluster controller reports the
+// Cluster provisioned and its control plane initialised.
+func PlayProvisioning(ctx context.Context, c client.Client, namespace, cluster string) error {
+	cl, err := waitOwned(ctx, c, namespace, cluster)
+	if err != nil {
+		return err
+	}
+	cpName, _, _ := unstructured.NestedString(cl.Object, "spec", "controlPlaneRef", "name")
+	kcp, err := Get(ctx, c, "controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane", namespace, cpName)
+	if err != nil {
+		return err
+	}
+	base := kcp.DeepCopy()
+	_ = unstructured.SetNestedField(kcp.Object, true, "status", "initialization", "controlPlaneInitialized")
+	if err := c.Status().Patch(ctx, kcp, client.MergeFrom(base)); err != nil {
+		return fmt.Errorf("failed to mark KubeadmControlPlane %s initialised: %w", cpName, err)
+	}
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(cl), cl); err != nil {
+			return false, err
+		}
+		infra, _, _ := unstructured.NestedBool(cl.Object, "status", "initialization", "infrastructureProvisioned")
+		conds, _, _ := unstructured.NestedSlice(cl.Object, "status", "conditions")
+		last = fmt.Sprintf("infrastructureProvisioned=%v, conditions %v", infra, conds)
+		return infra && conditionTrue(conds, "ControlPlaneInitialized"), nil
+	})
+	if err != nil {
+		return fmt.Errorf("the Cluster controller did not report Cluster %s provisioned (%s): %w", cluster, last, err)
+	}
+	return GiveMachinesNodes(ctx, c, namespace)
+}
+
+func conditionTrue(conds []any, typ string) bool {
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == typ && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+// waitOwned waits until the real controllers have adopted every object of
+// the release for the Cluster, and CAPM3 has put its finalizer on every
+// Metal3DataTemplate; it returns the Cluster.
+func waitOwned(ctx context.Context, c client.Client, namespace, cluster string) (*unstructured.Unstructured, error) {
 	cl := &unstructured.Unstructured{}
 	cl.SetAPIVersion("cluster.x-k8s.io/v1beta2")
 	cl.SetKind("Cluster")
-	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: cluster}, cl); err != nil {
+	var pending string
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: cluster}, cl); err != nil {
+			return false, err
+		}
+		pending = ""
+		for _, gvk := range releaseKinds {
+			items, err := List(ctx, c, gvk[0], gvk[1], namespace)
+			if err != nil {
+				return false, err
+			}
+			for i := range items {
+				o := &items[i]
+				switch {
+				case !ownedBy(o, cl):
+					pending = fmt.Sprintf("%s %s has no ownerReference to Cluster %s yet", o.GetKind(), o.GetName(), cluster)
+					return false, nil
+				case o.GetKind() == "Metal3DataTemplate" && len(o.GetFinalizers()) == 0:
+					pending = fmt.Sprintf("Metal3DataTemplate %s has no finalizer yet", o.GetName())
+					return false, nil
+				}
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the Cluster API and Metal3 controllers did not adopt the release's objects (%s): %w", pending, err)
+	}
+	return cl, nil
+}
+
+func ownedBy(o, cluster *unstructured.Unstructured) bool {
+	for _, ref := range o.GetOwnerReferences() {
+		if ref.Kind == "Cluster" && ref.UID == cluster.GetUID() {
+			return true
+		}
+	}
+	return false
+}
+
+// GiveMachinesNodes sets status.nodeRef on every Machine, as the Machine
+// controller does once the host has joined the workload cluster; move
+// refuses Machines without one.
+func GiveMachinesNodes(ctx context.Context, c client.Client, namespace string) error {
+	machines, err := List(ctx, c, "cluster.x-k8s.io/v1beta2", "Machine", namespace)
+	if err != nil {
 		return err
 	}
-	base := cl.DeepCopy()
-	_ = unstructured.SetNestedMap(cl.Object, map[string]any{"infrastructureProvisioned": true, "controlPlaneInitialized": true}, "status", "initialization")
-	_ = unstructured.SetNestedSlice(cl.Object, []any{map[string]any{
-		"type": "ControlPlaneInitialized", "status": "True", "reason": "Initialized", "message": "",
-		"lastTransitionTime": metav1.Now().UTC().Format("2006-01-02T15:04:05Z"), "observedGeneration": cl.GetGeneration(),
-	}}, "status", "conditions")
-	if err := c.Status().Patch(ctx, cl, client.MergeFrom(base)); err != nil {
-		return fmt.Errorf("failed to set Cluster status: %w", err)
-	}
-	owner := metav1.OwnerReference{APIVersion: "cluster.x-k8s.io/v1beta2", Kind: "Cluster", Name: cluster, UID: cl.GetUID()}
-	for _, gvk := range releaseKinds {
-		list := &unstructured.UnstructuredList{}
-		list.SetAPIVersion(gvk[0])
-		list.SetKind(gvk[1] + "List")
-		if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
-			return err
-		}
-		for i := range list.Items {
-			o := &list.Items[i]
-			if o.GetAnnotations()[api.HelmReleaseNameAnnotation] == "" {
-				continue
-			}
-			base := o.DeepCopy()
-			o.SetOwnerReferences([]metav1.OwnerReference{owner})
-			if err := c.Patch(ctx, o, client.MergeFrom(base)); err != nil {
-				return fmt.Errorf("failed to own %s %s: %w", o.GetKind(), o.GetName(), err)
-			}
+	for i := range machines {
+		m := &machines[i]
+		base := m.DeepCopy()
+		_ = unstructured.SetNestedField(m.Object, m.GetName(), "status", "nodeRef", "name")
+		if err := c.Status().Patch(ctx, m, client.MergeFrom(base)); err != nil {
+			return fmt.Errorf("failed to give Machine %s a node: %w", m.GetName(), err)
 		}
 	}
 	return nil
