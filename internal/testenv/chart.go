@@ -20,6 +20,11 @@ type ChartValues struct {
 	CPKind string
 	// Extra is appended to the manifest (more consumers).
 	Extra string
+	// Metal3Cluster gives the Cluster a Metal3Cluster infrastructure whose
+	// control-plane endpoint is 127.0.0.1:9, where nothing listens: with
+	// it the real KubeadmControlPlane controller gets far enough to create
+	// Machines, and whatever the managers dial stays on loopback.
+	Metal3Cluster bool
 }
 
 // Bootstrap and Management are the values before and after the pivot: the
@@ -38,6 +43,17 @@ metadata:
   name: mgmt
 spec:
   controlPlaneRef: {apiGroup: controlplane.cluster.x-k8s.io, kind: KubeadmControlPlane, name: mgmt-cp}
+{{- if .Metal3Cluster}}
+  infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: Metal3Cluster, name: mgmt}
+---
+# Source: cluster/templates/metal3cluster.yaml
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: Metal3Cluster
+metadata:
+  name: mgmt
+spec:
+  controlPlaneEndpoint: {host: 127.0.0.1, port: 9}
+{{- end}}
 ---
 # Source: cluster/templates/machinedeployment.yaml
 apiVersion: cluster.x-k8s.io/v1beta2
