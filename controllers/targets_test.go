@@ -60,7 +60,7 @@ func TestImpersonation(t *testing.T) {
 // another cluster; the release is read there and the templates healed
 // there, while the condition lands on the HelmRelease here.
 func TestRemoteTarget(t *testing.T) {
-	remote, err := testenv.Start("remote")
+	remote, err := testenv.StartWith("remote", testenv.Options{Managers: true})
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = remote.Stop() })
 	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa", realTargets: true, target: remote,

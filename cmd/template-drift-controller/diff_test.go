@@ -22,7 +22,7 @@ var env *testenv.Env
 
 func TestMain(m *testing.M) {
 	var err error
-	if env, err = testenv.Start("diff"); err != nil {
+	if env, err = testenv.StartWith("diff", testenv.Options{Managers: true}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -21,7 +21,7 @@ var (
 func sharedEnv(t testing.TB) *testenv.Env {
 	t.Helper()
 	envOnce.Do(func() {
-		env, envErr = testenv.Start("chart")
+		env, envErr = testenv.StartWith("chart", testenv.Options{Managers: true})
 		if envErr == nil {
 			fmt.Printf("control plane %q: kube-apiserver %s, etcd %s at %s\n", env.Name, env.Paths.KubeVersion, env.Paths.EtcdVersion, env.Config.Host)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,6 +30,28 @@ func TestManagedControlPlane(t *testing.T) {
 	for _, o := range managedCluster(t) {
 		g.Expect(c.Create(ctx, o)).To(Succeed(), "create %s %s", o.GetKind(), o.GetName())
 	}
+
+	t.Run("CAPM3 lets Metal3MachineTemplate image.url change, and refuses an empty checksum", func(t *testing.T) {
+		g := NewWithT(t)
+		m3mt := obj(t, `
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: Metal3MachineTemplate
+metadata: {name: workers, namespace: default}
+spec:
+  template:
+    spec:
+      image: {url: "http://10.10.10.17/images/ubuntu.qcow2", checksum: "http://10.10.10.17/images/ubuntu.qcow2.sha256sum", format: qcow2}
+      dataTemplate: {name: workers-metadata}
+`)
+		g.Expect(c.Create(ctx, m3mt)).To(Succeed())
+		g.Expect(unstructured.SetNestedField(m3mt.Object, "http://192.168.100.2/images/ubuntu.qcow2", "spec", "template", "spec", "image", "url")).To(Succeed())
+		g.Expect(c.Update(ctx, m3mt)).To(Succeed())
+
+		bad := m3mt.DeepCopy()
+		g.Expect(unstructured.SetNestedField(bad.Object, "", "spec", "template", "spec", "image", "checksum")).To(Succeed())
+		err := c.Update(ctx, bad)
+		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "a missing checksum must be refused: %v", err)
+	})
 
 	t.Run("CAPM3 conversion drops routes prefix 0 and the webhook locks metaData", func(t *testing.T) {
 		g := NewWithT(t)
