@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	admissionv1 "k8s.io/api/admissionregistration/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -89,17 +89,17 @@ func rewriteWebhooks(doc []byte, prefix, port string, caPEM []byte) (client.Obje
 	if err := yaml.Unmarshal(doc, &meta); err != nil {
 		return nil, err
 	}
-	clientConfig := func(cc *admissionv1.WebhookClientConfig) error {
+	clientConfig := func(cc *admissionregistrationv1.WebhookClientConfig) error {
 		if cc.Service == nil || cc.Service.Path == nil {
 			return errors.New("webhook without service path")
 		}
 		url := webhookURL(port, *cc.Service.Path)
-		*cc = admissionv1.WebhookClientConfig{URL: &url, CABundle: caPEM}
+		*cc = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caPEM}
 		return nil
 	}
 	switch meta.Kind {
 	case "MutatingWebhookConfiguration":
-		m := &admissionv1.MutatingWebhookConfiguration{}
+		m := &admissionregistrationv1.MutatingWebhookConfiguration{}
 		if err := yaml.UnmarshalStrict(doc, m); err != nil {
 			return nil, err
 		}
@@ -111,7 +111,7 @@ func rewriteWebhooks(doc []byte, prefix, port string, caPEM []byte) (client.Obje
 		}
 		return m, nil
 	case "ValidatingWebhookConfiguration":
-		v := &admissionv1.ValidatingWebhookConfiguration{}
+		v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 		if err := yaml.UnmarshalStrict(doc, v); err != nil {
 			return nil, err
 		}
@@ -141,8 +141,12 @@ func waitWebhooksServe(ctx context.Context, c client.Client, p provider) error {
 		return last != nil && strings.Contains(last.Error(), "denied the request"), nil
 	})
 	if err != nil {
-		return fmt.Errorf("webhooks of %s do not serve (last answer to a %s the webhook must refuse: %v): %w",
-			p.Name, probe.GetKind(), last, err)
+		answer := "accepted"
+		if last != nil {
+			answer = last.Error()
+		}
+		return fmt.Errorf("webhooks of %s do not serve (last answer to a %s the webhook must refuse: %s): %w",
+			p.Name, probe.GetKind(), answer, err)
 	}
 	return nil
 }
