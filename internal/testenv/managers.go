@@ -63,7 +63,7 @@ func (e *Env) startManagers(ctx context.Context, provs []provider, crdsOf map[st
 			var webhookAddr string
 			proc, err := StartReady(p.Name, p.Manager, 2, 1, func(addrs []string) []string {
 				webhookAddr = addrs[0]
-				return managerArgs(e.KubeConfigPath, certs.Dir, addrs[0], addrs[1])
+				return append(managerArgs(e.KubeConfigPath, certs.Dir, addrs[0], addrs[1]), p.Args...)
 			}, nil, filepath.Join(e.dir, "logs"))
 			mu.Lock()
 			defer mu.Unlock()

@@ -84,7 +84,9 @@ spec:
 		err := c.Patch(ctx, back, client.RawPatch(types.JSONPatchType, patch))
 		g.Expect(err).To(MatchError(ContainSubstring("cannot be modified")), "CAPM3's webhook locks metaData")
 
-		g.Eventually(func() []string { return get(ctx, g, c, m3dt).GetFinalizers() }, 30*time.Second, 200*time.Millisecond).
+		// Within CAPM3's resync (30 s here): its first reconcile may run
+		// before its cache holds the Cluster, and then it does nothing.
+		g.Eventually(func() []string { return get(ctx, g, c, m3dt).GetFinalizers() }, 90*time.Second, 200*time.Millisecond).
 			ShouldNot(BeEmpty(), "CAPM3 puts its finalizer on every Metal3DataTemplate")
 	})
 

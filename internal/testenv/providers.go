@@ -17,6 +17,8 @@ type provider struct {
 	// Manager is the manager binary; "" for CRD-only providers
 	// (BareMetalHost and Metal3 IPAM: no Ironic and no IPAM run here).
 	Manager string
+	// Args are flags for this manager only.
+	Args []string
 	// Probe is an object, in YAML, that the provider's validating webhook
 	// refuses while the schema accepts it. It is written in a converted
 	// version (v1beta1) so that a dry-run create of it also goes through the
@@ -38,7 +40,13 @@ func providers(bin string, v map[string]string) ([]provider, error) {
 		{Name: "cluster-api", Dir: dir("cluster-api", capi), Manager: filepath.Join(bin, "capi", capi, "core"), Probe: probeMachineDeployment},
 		{Name: "bootstrap-kubeadm", Dir: dir("bootstrap-kubeadm", capi), Manager: filepath.Join(bin, "capi", capi, "bootstrap-kubeadm"), Probe: probeKubeadmConfigTemplate},
 		{Name: "control-plane-kubeadm", Dir: dir("control-plane-kubeadm", capi), Manager: filepath.Join(bin, "capi", capi, "controlplane-kubeadm"), Probe: probeKubeadmControlPlane},
-		{Name: "infrastructure-metal3", Dir: dir("infrastructure-metal3", capm3), Manager: filepath.Join(bin, "capm3", capm3, "manager"), Probe: probeMetal3MachineTemplate},
+		{Name: "infrastructure-metal3", Dir: dir("infrastructure-metal3", capm3), Manager: filepath.Join(bin, "capm3", capm3, "manager"), Probe: probeMetal3MachineTemplate,
+			// CAPM3's Metal3DataTemplate controller does not watch Clusters: a
+			// template reconciled before CAPM3's cache holds its Cluster is
+			// left without finalizer and owner until the next resync (10 min
+			// by default) or claim. A shorter resync keeps tests that wait for
+			// them short; it is the same code path.
+			Args: []string{"--sync-period=30s"}},
 		{Name: "baremetal-operator", Dir: dir("baremetal-operator", v["BMO_VERSION"])},
 		{Name: "ip-address-manager", Dir: dir("ip-address-manager", v["IPAM_VERSION"])},
 	}
