@@ -74,13 +74,29 @@ const (
 	DriftDetectedReason = "DriftDetected"
 	// CorrectionFailedReason: a correction was refused or failed.
 	CorrectionFailedReason = "CorrectionFailed"
-	// ReleaseUnavailableReason: the stored release is missing, pending,
-	// corrupt or does not match the HelmRelease history; the add-on waits.
+	// ReleaseUnavailableReason: the stored release is missing, corrupt, in a
+	// status the add-on does not act on (neither deployed nor failed), or
+	// does not match the HelmRelease history, or Helm storage cannot be
+	// listed; the add-on waits.
 	ReleaseUnavailableReason = "ReleaseUnavailable"
-	// ClusterPausedReason: an owning Cluster is paused; nothing is written.
+	// ReleaseInProgressReason: Helm is acting on the release (storage holds
+	// a pending-* release, or one newer than status.history names, which
+	// helm-controller records only after Helm's apply and wait). Helm's own
+	// writes to the templates happen in that window, so the add-on writes
+	// nothing and waits.
+	ReleaseInProgressReason = "ReleaseInProgress"
+	// ClusterUnavailableReason: a Cluster the release renders does not exist
+	// live (moved away by clusterctl move, or deleted) or is being deleted;
+	// nothing is written, so no template is created without its Cluster.
+	ClusterUnavailableReason = "ClusterUnavailable"
+	// ClusterPausedReason: an owning Cluster is paused, or a template or
+	// consumer of the release carries the cluster.x-k8s.io/paused
+	// annotation; nothing is written.
 	ClusterPausedReason = "ClusterPaused"
 	// InvalidConfigurationReason: an annotation of the add-on, or a reference
-	// in the release, is invalid; nothing is written.
+	// in the release, is invalid, or the strategy cannot work with how Helm
+	// applies the release (rotate under server-side apply or drift
+	// correction); nothing is written.
 	InvalidConfigurationReason = "InvalidConfiguration"
 )
 

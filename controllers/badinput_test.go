@@ -61,8 +61,6 @@ func TestBadInput(t *testing.T) {
 			hr.Status.History[0].Digest = "sha256:" + string(bytes.Repeat([]byte("0"), 64))
 			w.g.Expect(env.Client.Status().Patch(w.ctx, hr, client.MergeFrom(base))).To(Succeed())
 		}, reason: api.ReleaseUnavailableReason, message: "digest"},
-		{name: "pending release", mutate: func(w *world) { w.storeAndRecord(2, "pending-upgrade", render(mgmt)) },
-			reason: api.ReleaseUnavailableReason, message: "pending-upgrade"},
 		{name: "oversized manifest", mutate: func(w *world) { w.r.Engine.MaxManifestBytes = 1000 },
 			reason: api.ReleaseUnavailableReason, message: "too large"},
 		{name: "reference into another namespace", mutate: func(w *world) {

@@ -33,9 +33,11 @@ func TestExplicitInPlaceOnLockedFails(t *testing.T) {
 }
 
 // TestExplicitRotateOnMutable: rotate is honoured even where in-place would
-// be accepted, and repointing the MachineDeployment rolls machines.
+// be accepted, and repointing the MachineDeployment rolls machines. The
+// release is client-side apply: under server-side apply, rotate is refused
+// (TestRotateUndoneByHelmRefused).
 func TestExplicitRotateOnMutable(t *testing.T) {
-	w := newWorld(t, scenario{annotations: withStrategy(api.StrategyRotate), live: bootstrap, release: mgmt, applyMethod: "ssa"})
+	w := newWorld(t, scenario{annotations: withStrategy(api.StrategyRotate), live: bootstrap, release: mgmt, applyMethod: "csa"})
 	g := w.g
 	w.reconcile()
 	r := expectRotated(w, m3, "Metal3MachineTemplate", "mgmt-md0")

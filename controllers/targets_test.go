@@ -123,7 +123,7 @@ func TestResync(t *testing.T) {
 	w.storeAndRecord(2, "pending-upgrade", render(mgmt))
 	res, err = w.r.Reconcile(w.ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(w.hr)})
 	w.g.Expect(err).NotTo(HaveOccurred())
-	w.g.Expect(reasonOf(w.condition())).To(Equal(api.ReleaseUnavailableReason))
+	w.g.Expect(reasonOf(w.condition())).To(Equal(api.ReleaseInProgressReason))
 	w.g.Expect(res.RequeueAfter).To(BeNumerically(">", 0), "a wait is looked at again, without back-off")
 	w.g.Expect(res.RequeueAfter).To(BeNumerically("<", time.Minute))
 }

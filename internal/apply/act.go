@@ -80,7 +80,7 @@ func actTemplate(ctx context.Context, w *writer, t plan.TemplatePlan, rel plan.R
 		return w.create(ctx, obj)
 	case t.Needs(plan.WriteCreate):
 		logger.Info("Creating missing template from the release manifest")
-		return w.create(ctx, plan.BuildRecreate(t.Desired, nil, clusterOwners(clusters), rel, t.DriftDigest))
+		return w.create(ctx, plan.BuildRecreate(t.Desired, nil, clusterOwners(clusters, t.Desired.GetNamespace()), rel, t.DriftDigest))
 	}
 	return nil
 }

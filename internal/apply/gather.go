@@ -52,11 +52,17 @@ func currentOwners(ctx context.Context, c client.Reader, live *unstructured.Unst
 }
 
 // clusterOwners returns non-controller ownerReferences to the release's live
-// Clusters, the owner Cluster API's controllers give templates, for a
-// template that must be created from the manifest alone.
-func clusterOwners(clusters []*unstructured.Unstructured) []metav1.OwnerReference {
+// Clusters in namespace, the owner Cluster API's controllers give templates,
+// for a template in namespace that must be created from the manifest alone.
+// An ownerReference names an object in the dependent's own namespace: one
+// naming a Cluster elsewhere would point at nothing, and the garbage
+// collector deletes an object whose owners are all absent.
+func clusterOwners(clusters []*unstructured.Unstructured, namespace string) []metav1.OwnerReference {
 	var out []metav1.OwnerReference
 	for _, cl := range clusters {
+		if cl.GetNamespace() != namespace {
+			continue
+		}
 		out = append(out, metav1.OwnerReference{
 			APIVersion: cl.GetAPIVersion(), Kind: cl.GetKind(), Name: cl.GetName(), UID: cl.GetUID(),
 		})

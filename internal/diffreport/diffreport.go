@@ -28,7 +28,8 @@ type DiffReport struct {
 	Release     string `json:"release,omitempty"`
 	InSync      bool   `json:"inSync"`
 	// Reason and Message explain a pass that could not look at templates
-	// (release unavailable, invalid configuration, paused Cluster).
+	// (release unavailable, Helm in flight, invalid configuration, a Cluster
+	// missing or being deleted, a paused Cluster or object).
 	Reason    string         `json:"reason,omitempty"`
 	Message   string         `json:"message,omitempty"`
 	Templates []DiffTemplate `json:"templates"`

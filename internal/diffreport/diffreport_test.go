@@ -167,6 +167,25 @@ func TestDiffReport(t *testing.T) {
 		}(),
 		code: ExitError,
 		text: "HelmRelease fleet/cluster-a (release fleet/cluster-a.v3)\ncannot diff: ReleaseUnavailable: no release\n",
+	}, {
+		name: "Helm in flight stops the diff",
+		res: func() *pipeline.Result {
+			r := result()
+			r.Verdict = &plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseInProgressReason,
+				Message: "waiting: Helm is acting on the release: v4 is pending-upgrade in storage"}
+			return r
+		}(),
+		code: ExitError,
+		text: "HelmRelease fleet/cluster-a (release fleet/cluster-a.v3)\ncannot diff: ReleaseInProgress: waiting: Helm is acting on the release: v4 is pending-upgrade in storage\n",
+	}, {
+		name: "a missing Cluster stops the diff",
+		res: func() *pipeline.Result {
+			r := result()
+			r.Verdict = &plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ClusterUnavailableReason, Message: "waiting: Cluster fleet/mgmt does not exist"}
+			return r
+		}(),
+		code: ExitError,
+		text: "HelmRelease fleet/cluster-a (release fleet/cluster-a.v3)\ncannot diff: ClusterUnavailable: waiting: Cluster fleet/mgmt does not exist\n",
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

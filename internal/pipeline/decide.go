@@ -11,8 +11,9 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
-// decide gathers and decides every template in dependency order, then every
-// consumer, then which corrections roll machines. It writes nothing.
+// decide decides every template in dependency order, from the live objects
+// gather read, then every consumer, then which corrections roll machines.
+// It writes nothing.
 func (p *pass) decide(ctx context.Context) error {
 	p.readPrevious(ctx)
 	renames := map[manifest.ID]string{}
@@ -29,10 +30,7 @@ func (p *pass) decide(ctx context.Context) error {
 		p.res.Templates = append(p.res.Templates, tp)
 	}
 	for _, m := range p.objs.Consumers {
-		live, err := apply.Get(ctx, p.target.Client, m.GroupVersionKind(), m.GetNamespace(), m.GetName())
-		if err != nil {
-			return err
-		}
+		live := p.live[manifest.IDOf(m)]
 		if live == nil {
 			continue
 		}
@@ -47,19 +45,16 @@ func (p *pass) decide(ctx context.Context) error {
 }
 
 // decideTemplate gathers what plan.DecideTemplate needs about one template:
-// the live object, its drift confirmed with the server (see confirm), the
-// server's answer to an in-place correction, and the replacement a
-// rotation would use.
+// its drift against the live object gather read, confirmed with the server
+// (see confirm), the server's answer to an in-place correction, and the
+// replacement a rotation would use.
 func (p *pass) decideTemplate(ctx context.Context, m *unstructured.Unstructured, renames map[manifest.ID]string) (plan.TemplatePlan, error) {
 	c := p.target.Client
 	desired, err := plan.EffectiveDesired(m, renames)
 	if err != nil {
 		return plan.TemplatePlan{}, err
 	}
-	live, err := apply.Get(ctx, c, m.GroupVersionKind(), m.GetNamespace(), m.GetName())
-	if err != nil {
-		return plan.TemplatePlan{}, err
-	}
+	live := p.live[manifest.IDOf(m)]
 	in := plan.TemplateInput{Desired: desired, Live: live, Skip: plan.SkipReason(m, live, p.rel.Name, p.rel.Namespace),
 		Requested: p.res.Options.Strategy, Helm: p.helm, Release: p.rel.Ref()}
 	if in.Skip == "" && live != nil {

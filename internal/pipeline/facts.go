@@ -22,10 +22,14 @@ type pass struct {
 	target *apply.Target
 	res    *Result
 	// Valid after gather, once the gates passed: the release's objects, its
-	// live Clusters, the compiled ignore rules and the Helm facts.
+	// live Clusters, the live templates and consumers of its manifest by ID
+	// (nil for those missing), the versions in Helm storage, the compiled
+	// ignore rules and the Helm facts.
 	rel      *release.Release
 	objs     manifest.Objects
 	clusters []*unstructured.Unstructured
+	live     map[manifest.ID]*unstructured.Unstructured
+	stored   []release.Stored
 	ignorer  *diff.Ignorer
 	helm     plan.HelmFacts
 	// previous holds the previous deployed release's templates by ID; set
@@ -41,32 +45,96 @@ func (p *pass) source() release.Source {
 	return release.Source{Secrets: p.target.Secrets, Meta: p.target.Client, Key: p.target.Key}
 }
 
-// gather reads what the gates look at into facts: the stored release and
-// its objects, the release's live Clusters, the ignore rules.
+// gather reads what the gates look at into facts: Helm's storage state,
+// the stored release and its objects, the release's live Clusters,
+// templates and consumers, the ignore rules. The live objects are read
+// here once, for the gates (pause markers) and for decide.
 func (p *pass) gather(ctx context.Context, facts *plan.Facts) error {
+	p.gatherStorage(ctx, facts)
 	rel, objs, err := p.readRelease(ctx)
-	if err != nil {
+	if err != nil && facts.ReleaseErr == nil {
 		facts.RecordReleaseError(err)
 	}
 	if rel != nil {
 		p.rel, p.res.Release, facts.ReleaseStatus = rel, rel, rel.Status
+		p.helm = helmFacts(p.hr, rel)
+		facts.Helm = p.helm
 	}
 	p.objs = objs
 	if facts.ReleaseErr == nil && facts.ConfigErr == nil {
-		if p.clusters, err = apply.GetAll(ctx, p.target.Client, objs.Clusters); err != nil {
+		if err := p.gatherLive(ctx, facts); err != nil {
 			return err
 		}
-		facts.PausedClusters = plan.PausedClusters(p.clusters)
 	}
 	ignorer, err := diff.NewIgnorer(p.hr.GetDriftDetection().Ignore)
 	if err != nil && facts.ConfigErr == nil {
 		facts.ConfigErr = fmt.Errorf("%w: spec.driftDetection.ignore: %w", plan.ErrInvalidConfiguration, err)
 	}
 	p.ignorer = ignorer
-	if rel != nil {
-		p.helm = helmFacts(p.hr, rel)
-	}
 	return nil
+}
+
+// gatherStorage lists the release's versions in Helm storage (metadata
+// only) and records them with the version status.history names, which is
+// how the gates see Helm in flight. A storage that cannot be listed makes
+// the release unusable: without the list, a pass cannot tell that Helm is
+// writing.
+func (p *pass) gatherStorage(ctx context.Context, facts *plan.Facts) {
+	if snap := p.hr.Status.History.Latest(); snap != nil {
+		facts.HistoryVersion = snap.Version
+	}
+	stored, err := p.engine.Releases.Stored(ctx, p.source(), p.hr.GetStorageNamespace(), release.Name(p.hr))
+	if err != nil {
+		facts.ReleaseErr = err
+		return
+	}
+	p.stored = stored
+	for _, s := range stored {
+		facts.Stored = append(facts.Stored, plan.StoredRelease{Version: s.Version, Status: s.Status})
+	}
+}
+
+// gatherLive reads the release's Clusters, templates and consumers live,
+// and records the Clusters missing, being deleted or paused, and the
+// paused templates (those the pass would look at: not skipped) and
+// consumers.
+func (p *pass) gatherLive(ctx context.Context, facts *plan.Facts) error {
+	var err error
+	if p.clusters, err = apply.GetAll(ctx, p.target.Client, p.objs.Clusters); err != nil {
+		return err
+	}
+	facts.MissingClusters, facts.DeletingClusters = plan.UnavailableClusters(p.objs.Clusters, p.clusters)
+	facts.PausedClusters = plan.PausedClusters(p.clusters)
+	p.live = map[manifest.ID]*unstructured.Unstructured{}
+	var looked []*unstructured.Unstructured
+	for _, m := range p.objs.Templates {
+		live, err := p.readLive(ctx, m)
+		if err != nil {
+			return err
+		}
+		if live != nil && plan.SkipReason(m, live, p.rel.Name, p.rel.Namespace) == "" {
+			looked = append(looked, live)
+		}
+	}
+	for _, m := range p.objs.Consumers {
+		live, err := p.readLive(ctx, m)
+		if err != nil {
+			return err
+		}
+		looked = append(looked, live)
+	}
+	facts.PausedObjects = plan.PausedObjects(looked)
+	return nil
+}
+
+// readLive reads m's live object into p.live; nil when it does not exist.
+func (p *pass) readLive(ctx context.Context, m *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	live, err := apply.Get(ctx, p.target.Client, m.GroupVersionKind(), m.GetNamespace(), m.GetName())
+	if err != nil {
+		return nil, err
+	}
+	p.live[manifest.IDOf(m)] = live
+	return live, nil
 }
 
 // readRelease reads the release helm-controller's history names and splits
@@ -94,7 +162,7 @@ func (p *pass) readRelease(ctx context.Context) (*release.Release, manifest.Obje
 func (p *pass) readPrevious(ctx context.Context) {
 	p.previous = map[manifest.ID]*unstructured.Unstructured{}
 	logger := log.FromContext(ctx).V(1)
-	prev, err := p.engine.Releases.PreviousDeployed(ctx, p.source(), p.hr.GetStorageNamespace(), p.rel.Name, p.rel.Version)
+	prev, err := p.engine.Releases.PreviousDeployedIn(ctx, p.source(), p.hr.GetStorageNamespace(), p.rel.Name, p.rel.Version, p.stored)
 	if err != nil {
 		logger.Info("Comparing without the previous release: it cannot be read", "release", p.rel.Ref(), "reason", err.Error())
 		return

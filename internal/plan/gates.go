@@ -22,8 +22,32 @@ type Facts struct {
 	ReleaseErr error
 	// ReleaseStatus is the stored release's Helm status.
 	ReleaseStatus string
+	// HistoryVersion is the release version status.history's latest
+	// snapshot names; 0 when the history is empty.
+	HistoryVersion int
+	// Stored lists the release's versions in Helm storage, each with the
+	// status Helm's storage driver labels its Secret with.
+	Stored []StoredRelease
+	// Helm says how Helm applies the release's objects next; valid once the
+	// stored release is read.
+	Helm HelmFacts
+	// MissingClusters and DeletingClusters name ("<ns>/<name>") the
+	// Clusters the release renders that do not exist live, or that are
+	// being deleted.
+	MissingClusters, DeletingClusters []string
 	// PausedClusters names the release's Clusters that are paused.
 	PausedClusters []string
+	// PausedObjects names ("<Kind> <ns>/<name>") the live templates and
+	// consumers of the release that the pass would look at and that carry
+	// the cluster.x-k8s.io/paused annotation.
+	PausedObjects []string
+}
+
+// StoredRelease is one version of the release in Helm storage.
+type StoredRelease struct {
+	Version int
+	// Status is Helm's status of that version ("deployed", "pending-upgrade", ...).
+	Status string
 }
 
 // Verdict is a gate's answer when it stops the pass.
@@ -44,8 +68,13 @@ type Gate func(f Facts) (Verdict, bool)
 // anything from the target cluster.
 var ObjectGates = []Gate{GateConfig, GateDisabled, GateSuspended}
 
-// Gates is the ordered chain every pass runs before any template is read.
-var Gates = append(append([]Gate{}, ObjectGates...), GateRelease, GatePaused)
+// Gates is the ordered chain every pass runs before it decides anything
+// about a template. After the object gates: Helm in flight first (it
+// explains a history that lags storage better than the release gate
+// would), the release, a strategy the release's apply mode undoes, then
+// the waits on the live world.
+var Gates = append(append([]Gate{}, ObjectGates...),
+	GateHelmInFlight, GateRelease, GateRotateUndone, GateClusterUnavailable, GatePaused, GateObjectPaused)
 
 // Evaluate runs gates in order and returns the first stopping verdict.
 func Evaluate(f Facts, gates []Gate) (Verdict, bool) {
@@ -85,7 +114,9 @@ func GateSuspended(f Facts) (Verdict, bool) {
 
 // GateRelease waits while the stored release cannot be used. A release in
 // status deployed or failed is usable: a failed release is one Helm tried to
-// apply, and healing its templates lets helm-controller's retry pass.
+// apply, and healing its templates lets helm-controller's retry pass. A
+// pending release normally stops at GateHelmInFlight first; it stops here
+// when storage could not be listed with its labels.
 func GateRelease(f Facts) (Verdict, bool) {
 	if f.ReleaseErr != nil {
 		return Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Message: f.ReleaseErr.Error()}, true
@@ -104,8 +135,111 @@ func GatePaused(f Facts) (Verdict, bool) {
 	if len(f.PausedClusters) == 0 {
 		return Verdict{}, false
 	}
-	names := append([]string(nil), f.PausedClusters...)
-	sort.Strings(names)
 	return Verdict{Status: metav1.ConditionUnknown, Reason: api.ClusterPausedReason,
-		Message: "waiting: Cluster " + strings.Join(names, ", ") + " is paused"}, true
+		Message: "waiting: Cluster " + strings.Join(sorted(f.PausedClusters), ", ") + " is paused"}, true
+}
+
+// GateHelmInFlight waits while Helm is acting on the release: storage holds
+// a pending-* release, or a version newer than the one status.history
+// names. helm-controller records history only after Helm's apply and wait
+// (or its rollback), so in that window the history still names the
+// previous release, while Helm already writes the new manifest's objects:
+// correcting them to the old manifest would fight Helm. A failed release
+// with nothing pending passes: healing it lets helm-controller's retry pass.
+func GateHelmInFlight(f Facts) (Verdict, bool) {
+	var newest, pending *StoredRelease
+	for i := range f.Stored {
+		s := &f.Stored[i]
+		if newest == nil || s.Version > newest.Version {
+			newest = s
+		}
+		if IsPendingStatus(s.Status) && (pending == nil || s.Version > pending.Version) {
+			pending = s
+		}
+	}
+	switch {
+	case pending != nil:
+		return inFlight(fmt.Sprintf("v%d is %s in storage", pending.Version, pending.Status)), true
+	case newest != nil && f.HistoryVersion > 0 && newest.Version > f.HistoryVersion:
+		return inFlight(fmt.Sprintf("storage holds v%d (%s), newer than v%d in status.history",
+			newest.Version, newest.Status, f.HistoryVersion)), true
+	}
+	return Verdict{}, false
+}
+
+func inFlight(detail string) Verdict {
+	return Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseInProgressReason,
+		Message: "waiting: Helm is acting on the release: " + detail}
+}
+
+// IsPendingStatus reports whether a Helm release status says Helm is still
+// writing that release (pending-install, pending-upgrade, pending-rollback).
+func IsPendingStatus(status string) bool {
+	switch status {
+	case "pending-install", "pending-upgrade", "pending-rollback":
+		return true
+	}
+	return false
+}
+
+// GateRotateUndone refuses an explicit rotate that Helm undoes: under
+// server-side apply every upgrade re-applies each consumer in full, and
+// helm-controller drift correction patches every drifted field, so both
+// set a repointed reference back to the manifest's name. The add-on would
+// repoint it again, and each flip rolls machines. auto picks recreate
+// there for the same reason.
+func GateRotateUndone(f Facts) (Verdict, bool) {
+	if f.Options.Strategy != StrategyRotate || !f.Helm.HelmReassertsReferences() {
+		return Verdict{}, false
+	}
+	var why, out []string
+	if f.Helm.ApplyMethod == "ssa" {
+		why = append(why, "the release is applied with server-side apply, so Helm sets every repointed reference back on each upgrade")
+		out = append(out, "switch the release to client-side apply (spec.upgrade.serverSideApply: disabled)")
+	}
+	if f.Helm.DriftDetectionEnabled {
+		why = append(why, "helm-controller drift detection is enabled, so it sets every repointed reference back when it corrects drift")
+		out = append(out, "set spec.driftDetection.mode to warn")
+	}
+	msg := fmt.Sprintf("%s: annotation %s=%q cannot work with this release: %s, and each flip rolls machines; use strategy auto or recreate, or %s",
+		ErrInvalidConfiguration, api.StrategyAnnotation, StrategyRotate, strings.Join(why, "; "), strings.Join(out, " and "))
+	return Verdict{Status: metav1.ConditionFalse, Reason: api.InvalidConfigurationReason, Message: msg}, true
+}
+
+// GateClusterUnavailable waits while a Cluster the release renders does not
+// exist live or is being deleted. That is the source cluster after
+// `clusterctl move`, or a cluster being torn down: its templates are gone or
+// going, and creating them again from the manifest would leave orphans with
+// no Cluster to own them.
+func GateClusterUnavailable(f Facts) (Verdict, bool) {
+	if len(f.MissingClusters)+len(f.DeletingClusters) == 0 {
+		return Verdict{}, false
+	}
+	var parts []string
+	for _, n := range sorted(f.MissingClusters) {
+		parts = append(parts, "Cluster "+n+" does not exist")
+	}
+	for _, n := range sorted(f.DeletingClusters) {
+		parts = append(parts, "Cluster "+n+" is being deleted")
+	}
+	return Verdict{Status: metav1.ConditionUnknown, Reason: api.ClusterUnavailableReason,
+		Message: "waiting: " + strings.Join(parts, "; ")}, true
+}
+
+// GateObjectPaused waits while a template or consumer of the release
+// carries the cluster.x-k8s.io/paused annotation: Cluster API's own
+// controllers leave such an object alone, and so does the add-on.
+func GateObjectPaused(f Facts) (Verdict, bool) {
+	if len(f.PausedObjects) == 0 {
+		return Verdict{}, false
+	}
+	return Verdict{Status: metav1.ConditionUnknown, Reason: api.ClusterPausedReason,
+		Message: "waiting: " + strings.Join(sorted(f.PausedObjects), ", ") + " is paused"}, true
+}
+
+// sorted returns a sorted copy, leaving the gathered facts as they are.
+func sorted(in []string) []string {
+	out := append([]string(nil), in...)
+	sort.Strings(out)
+	return out
 }

@@ -14,76 +14,91 @@ import (
 )
 
 // TestEvaluateGateOrder starts from facts that trip every gate and lifts one
-// trip at a time: each step must be answered by the next gate in the chain,
-// with that gate's full verdict.
+// trip at a time, in chain order: each step must be answered by the next
+// gate in the chain, with that gate's full verdict.
 func TestEvaluateGateOrder(t *testing.T) {
 	cfgErr := errors.New("invalid configuration: annotation templatedrift.io/mode=\"on\"")
 	relErr := errors.New("release fleet/cluster-a.v3 not found")
-	all := plan.Facts{
-		Options:        plan.Options{Mode: "on", Strategy: plan.StrategyAuto},
-		ConfigErr:      cfgErr,
-		Suspended:      true,
-		ReleaseErr:     relErr,
-		ReleaseStatus:  "pending-upgrade",
-		PausedClusters: []string{"fleet/b", "fleet/a"},
+	f := plan.Facts{
+		Options:          plan.Options{Mode: "on", Strategy: plan.StrategyRotate},
+		ConfigErr:        cfgErr,
+		Suspended:        true,
+		HistoryVersion:   3,
+		Stored:           []plan.StoredRelease{{Version: 4, Status: "pending-upgrade"}, {Version: 3, Status: "deployed"}},
+		ReleaseErr:       relErr,
+		ReleaseStatus:    "uninstalled",
+		Helm:             plan.HelmFacts{ApplyMethod: "ssa"},
+		MissingClusters:  []string{"fleet/gone"},
+		DeletingClusters: []string{"fleet/going"},
+		PausedClusters:   []string{"fleet/b", "fleet/a"},
+		PausedObjects:    []string{"Metal3MachineTemplate fleet/x"},
 	}
-	cases := []struct {
-		name   string              // which gate must answer
-		facts  func(f *plan.Facts) // lifts the trips of every earlier gate from all
-		want   plan.Verdict        // the full verdict expected
-		noStop bool                // no gate stops
+	rotateUndone, _ := plan.GateRotateUndone(plan.Facts{Options: plan.Options{Strategy: plan.StrategyRotate}, Helm: plan.HelmFacts{ApplyMethod: "ssa"}})
+	steps := []struct {
+		name string              // which gate must answer
+		want plan.Verdict        // its full verdict
+		lift func(f *plan.Facts) // lifts that gate's trip for the next step
 	}{{
-		name:  "config first, even with everything else tripped",
-		facts: func(*plan.Facts) {},
-		want:  plan.Verdict{Status: metav1.ConditionFalse, Reason: api.InvalidConfigurationReason, Message: cfgErr.Error()},
+		name: "config first, even with everything else tripped",
+		want: plan.Verdict{Status: metav1.ConditionFalse, Reason: api.InvalidConfigurationReason, Message: cfgErr.Error()},
+		lift: func(f *plan.Facts) { f.Options.Mode = plan.ModeDisabled },
 	}, {
 		name: "disabled next: a config error with mode disabled removes the condition",
-		facts: func(f *plan.Facts) {
-			f.Options.Mode = plan.ModeDisabled
-		},
 		want: plan.Verdict{Remove: true},
+		lift: func(f *plan.Facts) { f.Options.Mode, f.ConfigErr = plan.ModeEnabled, nil },
 	}, {
 		name: "suspended next: silent",
-		facts: func(f *plan.Facts) {
-			f.Options.Mode, f.ConfigErr = plan.ModeEnabled, nil
-		},
 		want: plan.Verdict{Silent: true},
+		lift: func(f *plan.Facts) { f.Suspended = false },
+	}, {
+		name: "Helm in flight next, before the release gate",
+		want: plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseInProgressReason,
+			Message: "waiting: Helm is acting on the release: v4 is pending-upgrade in storage"},
+		lift: func(f *plan.Facts) { f.Stored = []plan.StoredRelease{{Version: 3, Status: "deployed"}} },
 	}, {
 		name: "release error next",
-		facts: func(f *plan.Facts) {
-			f.Options.Mode, f.ConfigErr, f.Suspended = plan.ModeEnabled, nil, false
-		},
 		want: plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Message: relErr.Error()},
+		lift: func(f *plan.Facts) { f.ReleaseErr = nil },
 	}, {
 		name: "release status next",
-		facts: func(f *plan.Facts) {
-			f.Options.Mode, f.ConfigErr, f.Suspended, f.ReleaseErr = plan.ModeEnabled, nil, false, nil
-		},
-		want: plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Message: "waiting: stored release is pending-upgrade"},
+		want: plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Message: "waiting: stored release is uninstalled"},
+		lift: func(f *plan.Facts) { f.ReleaseStatus = "deployed" },
 	}, {
-		name: "paused clusters last",
-		facts: func(f *plan.Facts) {
-			f.Options.Mode, f.ConfigErr, f.Suspended, f.ReleaseErr, f.ReleaseStatus = plan.ModeEnabled, nil, false, nil, "deployed"
-		},
+		name: "rotate undone by Helm next: once the release is read, before the waits on the live world",
+		want: rotateUndone,
+		lift: func(f *plan.Facts) { f.Options.Strategy = plan.StrategyAuto },
+	}, {
+		name: "missing or deleting Clusters next",
+		want: plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ClusterUnavailableReason,
+			Message: "waiting: Cluster fleet/gone does not exist; Cluster fleet/going is being deleted"},
+		lift: func(f *plan.Facts) { f.MissingClusters, f.DeletingClusters = nil, nil },
+	}, {
+		name: "paused clusters next",
 		want: plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ClusterPausedReason, Message: "waiting: Cluster fleet/a, fleet/b is paused"},
+		lift: func(f *plan.Facts) { f.PausedClusters = nil },
 	}, {
-		name: "nothing tripped: no stop",
-		facts: func(f *plan.Facts) {
-			f.Options.Mode, f.ConfigErr, f.Suspended, f.ReleaseErr, f.ReleaseStatus, f.PausedClusters = plan.ModeEnabled, nil, false, nil, "deployed", nil
-		},
-		noStop: true,
+		name: "paused templates and consumers last",
+		want: plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ClusterPausedReason, Message: "waiting: Metal3MachineTemplate fleet/x is paused"},
+		lift: func(f *plan.Facts) { f.PausedObjects = nil },
 	}}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(rotateUndone.Reason).To(Equal(api.InvalidConfigurationReason))
+	g.Expect(steps).To(HaveLen(len(plan.Gates)+1), "one step per gate, two for the release (error, then status)")
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
 			g := NewWithT(t)
-			f := all
-			f.PausedClusters = append([]string(nil), all.PausedClusters...)
-			tc.facts(&f)
 			v, stop := plan.Evaluate(f, plan.Gates)
-			g.Expect(stop).To(Equal(!tc.noStop))
-			g.Expect(v).To(Equal(tc.want))
+			g.Expect(stop).To(BeTrue())
+			g.Expect(v).To(Equal(st.want))
 		})
+		st.lift(&f)
 	}
+	t.Run("nothing tripped: no stop", func(t *testing.T) {
+		g := NewWithT(t)
+		v, stop := plan.Evaluate(f, plan.Gates)
+		g.Expect(stop).To(BeFalse())
+		g.Expect(v).To(Equal(plan.Verdict{}))
+	})
 }
 
 func TestGateRelease(t *testing.T) {
@@ -158,8 +173,79 @@ func TestGatePaused(t *testing.T) {
 	}
 }
 
+// TestGateHelmInFlight: storage that holds a pending release, or a version
+// newer than status.history names, waits; a failed or deployed release
+// with nothing newer passes, so a failed release is still healed.
+func TestGateHelmInFlight(t *testing.T) {
+	type st = plan.StoredRelease
+	cases := []struct {
+		name    string // what the case proves
+		history int    // version status.history names; 0 for none
+		stored  []st   // storage, in any order
+		wantMsg string // the verdict's message; "" when the gate passes
+	}{
+		{name: "deployed, named by history, passes", history: 1, stored: []st{{1, "deployed"}}},
+		{name: "failed with nothing pending passes", history: 2, stored: []st{{2, "failed"}, {1, "superseded"}}},
+		{name: "nothing stored passes (the release gate reports it)", history: 1},
+		{name: "no history and nothing pending passes", stored: []st{{3, "deployed"}}},
+		{name: "older versions only: history ahead of storage passes", history: 4, stored: []st{{3, "deployed"}}},
+		{
+			name: "pending upgrade, history still on the old release", history: 1, stored: []st{{1, "deployed"}, {2, "pending-upgrade"}},
+			wantMsg: "waiting: Helm is acting on the release: v2 is pending-upgrade in storage",
+		},
+		{
+			name: "first install: no history, pending-install", stored: []st{{1, "pending-install"}},
+			wantMsg: "waiting: Helm is acting on the release: v1 is pending-install in storage",
+		},
+		{
+			name: "remediation: rollback of a failed upgrade", history: 2, stored: []st{{3, "pending-rollback"}, {2, "failed"}, {1, "superseded"}},
+			wantMsg: "waiting: Helm is acting on the release: v3 is pending-rollback in storage",
+		},
+		{
+			name: "a pending release named by history still waits", history: 2, stored: []st{{2, "pending-upgrade"}},
+			wantMsg: "waiting: Helm is acting on the release: v2 is pending-upgrade in storage",
+		},
+		{
+			name: "the newest pending one is named, whatever the order", history: 1, stored: []st{{2, "pending-upgrade"}, {4, "pending-rollback"}, {1, "deployed"}},
+			wantMsg: "waiting: Helm is acting on the release: v4 is pending-rollback in storage",
+		},
+		{
+			name: "Helm done, history not written yet", history: 1, stored: []st{{1, "superseded"}, {2, "deployed"}},
+			wantMsg: "waiting: Helm is acting on the release: storage holds v2 (deployed), newer than v1 in status.history",
+		},
+		{
+			name: "an upgrade that failed, history not written yet", history: 1, stored: []st{{2, "failed"}, {1, "deployed"}},
+			wantMsg: "waiting: Helm is acting on the release: storage holds v2 (failed), newer than v1 in status.history",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			f := plan.Facts{Options: plan.Options{Mode: plan.ModeEnabled}, HistoryVersion: tc.history, Stored: tc.stored, ReleaseStatus: "deployed"}
+			v, stop := plan.GateHelmInFlight(f)
+			g.Expect(stop).To(Equal(tc.wantMsg != ""))
+			if tc.wantMsg == "" {
+				g.Expect(v).To(Equal(plan.Verdict{}))
+				return
+			}
+			g.Expect(v).To(Equal(plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseInProgressReason, Message: tc.wantMsg}))
+		})
+	}
+}
+
 func TestSingleGates(t *testing.T) {
 	cfgErr := errors.New("bad")
+	rotate := plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyRotate}
+	unknown := func(reason, msg string) plan.Verdict {
+		return plan.Verdict{Status: metav1.ConditionUnknown, Reason: reason, Message: msg}
+	}
+	invalid := func(msg string) plan.Verdict {
+		return plan.Verdict{Status: metav1.ConditionFalse, Reason: api.InvalidConfigurationReason,
+			Message: `invalid configuration: annotation templatedrift.io/strategy="rotate" cannot work with this release: ` + msg}
+	}
+	const ssaWhy = "the release is applied with server-side apply, so Helm sets every repointed reference back on each upgrade"
+	const driftWhy = "helm-controller drift detection is enabled, so it sets every repointed reference back when it corrects drift"
+	const ssaOut = "switch the release to client-side apply (spec.upgrade.serverSideApply: disabled)"
 	cases := []struct {
 		name     string       // what the case proves
 		gate     plan.Gate    // gate under test
@@ -182,13 +268,57 @@ func TestSingleGates(t *testing.T) {
 		},
 		{name: "suspended: not suspended passes", gate: plan.GateSuspended, facts: plan.Facts{}},
 		{name: "suspended: suspended is silent", gate: plan.GateSuspended, wantStop: true, facts: plan.Facts{Suspended: true}, want: plan.Verdict{Silent: true}},
+		{name: "rotate undone: rotate with csa passes", gate: plan.GateRotateUndone, facts: plan.Facts{Options: rotate, Helm: plan.HelmFacts{ApplyMethod: "csa"}}},
+		{name: "rotate undone: rotate on a Helm 3 release passes", gate: plan.GateRotateUndone, facts: plan.Facts{Options: rotate}},
+		{
+			name: "rotate undone: auto with ssa passes (it picks recreate)", gate: plan.GateRotateUndone,
+			facts: plan.Facts{Options: plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto}, Helm: plan.HelmFacts{ApplyMethod: "ssa", DriftDetectionEnabled: true}},
+		},
+		{
+			name: "rotate undone: recreate with ssa passes", gate: plan.GateRotateUndone,
+			facts: plan.Facts{Options: plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyRecreate}, Helm: plan.HelmFacts{ApplyMethod: "ssa"}},
+		},
+		{
+			name: "rotate undone: rotate with ssa is refused", gate: plan.GateRotateUndone, wantStop: true,
+			facts: plan.Facts{Options: rotate, Helm: plan.HelmFacts{ApplyMethod: "ssa"}},
+			want:  invalid(ssaWhy + ", and each flip rolls machines; use strategy auto or recreate, or " + ssaOut),
+		},
+		{
+			name: "rotate undone: rotate with drift detection enabled is refused", gate: plan.GateRotateUndone, wantStop: true,
+			facts: plan.Facts{Options: plan.Options{Mode: plan.ModeWarn, Strategy: plan.StrategyRotate}, Helm: plan.HelmFacts{ApplyMethod: "csa", DriftDetectionEnabled: true}},
+			want:  invalid(driftWhy + ", and each flip rolls machines; use strategy auto or recreate, or set spec.driftDetection.mode to warn"),
+		},
+		{
+			name: "rotate undone: both causes, both ways out", gate: plan.GateRotateUndone, wantStop: true,
+			facts: plan.Facts{Options: rotate, Helm: plan.HelmFacts{ApplyMethod: "ssa", DriftDetectionEnabled: true}},
+			want:  invalid(ssaWhy + "; " + driftWhy + ", and each flip rolls machines; use strategy auto or recreate, or " + ssaOut + " and set spec.driftDetection.mode to warn"),
+		},
+		{name: "cluster unavailable: every Cluster live passes", gate: plan.GateClusterUnavailable, facts: plan.Facts{MissingClusters: []string{}}},
+		{
+			name: "cluster unavailable: missing ones, sorted", gate: plan.GateClusterUnavailable, wantStop: true,
+			facts: plan.Facts{MissingClusters: []string{"fleet/b", "fleet/a"}},
+			want:  unknown(api.ClusterUnavailableReason, "waiting: Cluster fleet/a does not exist; Cluster fleet/b does not exist"),
+		},
+		{
+			name: "cluster unavailable: one being deleted", gate: plan.GateClusterUnavailable, wantStop: true,
+			facts: plan.Facts{DeletingClusters: []string{"fleet/a"}},
+			want:  unknown(api.ClusterUnavailableReason, "waiting: Cluster fleet/a is being deleted"),
+		},
+		{name: "object paused: none passes", gate: plan.GateObjectPaused, facts: plan.Facts{PausedClusters: []string{"fleet/a"}}},
+		{
+			name: "object paused: names every paused object, sorted", gate: plan.GateObjectPaused, wantStop: true,
+			facts: plan.Facts{PausedObjects: []string{"MachineDeployment fleet/md", "Metal3MachineTemplate fleet/x"}},
+			want:  unknown(api.ClusterPausedReason, "waiting: MachineDeployment fleet/md, Metal3MachineTemplate fleet/x is paused"),
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
+			before := slices.Clone(tc.facts.MissingClusters)
 			v, stop := tc.gate(tc.facts)
 			g.Expect(stop).To(Equal(tc.wantStop))
 			g.Expect(v).To(Equal(tc.want))
+			g.Expect(tc.facts.MissingClusters).To(Equal(before), "the gathered list must not be reordered in place")
 		})
 	}
 }
@@ -215,6 +345,14 @@ func TestObjectGatesVersusGates(t *testing.T) {
 		facts:       plan.Facts{Options: enabled, ReleaseStatus: "deployed", PausedClusters: []string{"fleet/a"}},
 		gatesReason: api.ClusterPausedReason,
 	}, {
+		name:        "Helm in flight: object gates pass, full chain waits",
+		facts:       plan.Facts{Options: enabled, ReleaseStatus: "deployed", HistoryVersion: 1, Stored: []plan.StoredRelease{{Version: 2, Status: "pending-upgrade"}}},
+		gatesReason: api.ReleaseInProgressReason,
+	}, {
+		name:        "missing Cluster: object gates pass, full chain waits",
+		facts:       plan.Facts{Options: enabled, ReleaseStatus: "deployed", MissingClusters: []string{"fleet/a"}},
+		gatesReason: api.ClusterUnavailableReason,
+	}, {
 		name:        "suspended: both stop",
 		facts:       plan.Facts{Options: enabled, Suspended: true},
 		objectStops: true,
@@ -238,7 +376,7 @@ func TestObjectGatesVersusGates(t *testing.T) {
 	}
 	g := NewWithT(t)
 	g.Expect(plan.ObjectGates).To(HaveLen(3))
-	g.Expect(plan.Gates).To(HaveLen(5))
+	g.Expect(plan.Gates).To(HaveLen(9))
 	v, stop := plan.Evaluate(plan.Facts{}, nil)
 	g.Expect(stop).To(BeFalse(), "no gates, no stop")
 	g.Expect(v).To(Equal(plan.Verdict{}))

@@ -175,3 +175,61 @@ func TestPausedClusters(t *testing.T) {
 		})
 	}
 }
+
+func TestUnavailableClusters(t *testing.T) {
+	cluster := func(ns, name, extra string) *unstructured.Unstructured {
+		return fromYAML(t, `{apiVersion: cluster.x-k8s.io/v1beta2, kind: Cluster, metadata: {name: `+name+`, namespace: `+ns+extra+`}}`)
+	}
+	deleting := `, deletionTimestamp: "2026-12-01T00:00:00Z", finalizers: [cluster.cluster.x-k8s.io]`
+	cases := []struct {
+		name               string                       // what the case proves
+		rendered, live     []*unstructured.Unstructured // the manifest's Clusters, and those found live
+		missing, deletions []string                     // want, "<ns>/<name>"
+	}{{
+		name:     "every rendered Cluster live",
+		rendered: []*unstructured.Unstructured{cluster("fleet", "a", "")},
+		live:     []*unstructured.Unstructured{cluster("fleet", "a", "")},
+	}, {
+		name:     "one not live (moved away, or deleted)",
+		rendered: []*unstructured.Unstructured{cluster("fleet", "a", ""), cluster("fleet", "b", "")},
+		live:     []*unstructured.Unstructured{cluster("fleet", "a", "")},
+		missing:  []string{"fleet/b"},
+	}, {
+		name:     "a Cluster of the same name in another namespace does not count",
+		rendered: []*unstructured.Unstructured{cluster("fleet", "a", "")},
+		live:     []*unstructured.Unstructured{cluster("other", "a", "")},
+		missing:  []string{"fleet/a"},
+	}, {
+		name:      "one being deleted",
+		rendered:  []*unstructured.Unstructured{cluster("fleet", "a", "")},
+		live:      []*unstructured.Unstructured{cluster("fleet", "a", deleting)},
+		deletions: []string{"fleet/a"},
+	}, {
+		name: "a release that renders no Cluster",
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			missing, deletions := plan.UnavailableClusters(tc.rendered, tc.live)
+			g.Expect(missing).To(Equal(tc.missing))
+			g.Expect(deletions).To(Equal(tc.deletions))
+		})
+	}
+}
+
+func TestPausedObjects(t *testing.T) {
+	obj := func(kind, name, extra string) *unstructured.Unstructured {
+		return fromYAML(t, `{apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: `+kind+`, metadata: {name: `+name+`, namespace: fleet`+extra+`}}`)
+	}
+	paused := `, annotations: {` + api.ClusterPausedAnnotation + `: ""}`
+	g := NewWithT(t)
+	g.Expect(plan.PausedObjects(nil)).To(BeEmpty())
+	g.Expect(plan.PausedObjects([]*unstructured.Unstructured{
+		obj("Metal3MachineTemplate", "x", paused),
+		nil, // missing live
+		obj("Metal3MachineTemplate", "y", `, annotations: {other: "true"}`),
+		obj("MachineDeployment", "md", `, annotations: {`+api.ClusterPausedAnnotation+`: "false"}`),
+		// On objects other than Clusters, only the annotation counts.
+		fromYAML(t, `{apiVersion: cluster.x-k8s.io/v1beta2, kind: MachineDeployment, metadata: {name: p, namespace: fleet}, spec: {paused: true}}`),
+	})).To(Equal([]string{"Metal3MachineTemplate fleet/x", "MachineDeployment fleet/md"}), "the annotation, whatever its value")
+}

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"sync/atomic"
 
-	"helm.sh/helm/v4/pkg/release/common"
 	helmv1 "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage"
 	"helm.sh/helm/v4/pkg/storage/driver"
@@ -27,7 +24,7 @@ type Source struct {
 	Secrets corev1client.SecretsGetter
 	// Meta is used for metadata-only reads (PartialObjectMetadata[List]) of
 	// release Secrets, which are cheap and tell whether the memo is current.
-	// Without it, Get decodes every time and PreviousDeployed fails.
+	// Without it, Get decodes every time and Stored and PreviousDeployed fail.
 	Meta client.Reader
 	// Key identifies the cluster and identity for memoization, e.g. "local"
 	// or "remote:<ns>/<secret>|<sa>". Entries are also bound to the Secret
@@ -153,57 +150,4 @@ func (e *memoEntry) result() (*Release, error) {
 	}
 	cp := *e.rel
 	return &cp, nil
-}
-
-// PreviousDeployed returns the newest release of name with a version below
-// before whose status label is "superseded" or "deployed": the release that
-// was deployed before, which the pipeline compares against to tell what an
-// upgrade changed. It returns (nil, nil) when storage no longer has one
-// (Helm prunes history beyond --history-max). Only that one Secret is
-// decoded; candidates come from a metadata-only list, whose labels carry
-// version and status.
-func (r *Reader) PreviousDeployed(ctx context.Context, src Source, storageNS, name string, before int) (*Release, error) {
-	if src.Meta == nil {
-		return nil, fmt.Errorf("failed to list releases of %s/%s: source %q has no metadata reader", storageNS, name, src.Key)
-	}
-	versions, err := deployedVersions(ctx, src.Meta, storageNS, name, before)
-	if err != nil {
-		return nil, err
-	}
-	for _, v := range versions {
-		rel, err := r.Get(ctx, src, storageNS, name, v)
-		if errors.Is(err, ErrReleaseNotFound) {
-			continue // pruned since the list; try the next older one
-		}
-		if err != nil {
-			return nil, fmt.Errorf("failed to read release deployed before v%d: %w", before, err)
-		}
-		return rel, nil
-	}
-	return nil, nil
-}
-
-// deployedVersions lists, newest first, the versions below before of
-// release name whose Secret is labelled superseded or deployed.
-func deployedVersions(ctx context.Context, meta client.Reader, storageNS, name string, before int) ([]int, error) {
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
-	err := meta.List(ctx, list, client.InNamespace(storageNS), client.MatchingLabels{"owner": "helm", "name": name})
-	if err != nil {
-		return nil, fmt.Errorf("failed to list release Secrets of %s/%s: %w", storageNS, name, err)
-	}
-	var versions []int
-	for _, item := range list.Items {
-		v, err := strconv.Atoi(item.Labels["version"])
-		if err != nil || v >= before || item.Name != SecretName(name, v) {
-			continue
-		}
-		switch common.Status(item.Labels["status"]) {
-		case common.StatusSuperseded, common.StatusDeployed:
-			versions = append(versions, v)
-		}
-	}
-	slices.Sort(versions)
-	slices.Reverse(versions)
-	return versions, nil
 }

@@ -89,10 +89,14 @@ func Summarize(res *pipeline.Result) Summary {
 	return out
 }
 
-// eventType is Warning for every stop but a paused Cluster, which is a
-// normal state of a cluster being moved.
+// eventType is Warning for every stop but the waits that are a normal
+// state of a cluster: paused (a cluster being moved, or an object paused on
+// purpose) and Helm in flight (an upgrade, install or rollback running). A
+// Cluster that is missing or being deleted is a Warning: the HelmRelease
+// still renders a Cluster that is gone, which someone should look at.
 func eventType(c plan.Conclusion) string {
-	if c.Reason == api.ClusterPausedReason {
+	switch c.Reason {
+	case api.ClusterPausedReason, api.ReleaseInProgressReason:
 		return corev1.EventTypeNormal
 	}
 	return corev1.EventTypeWarning

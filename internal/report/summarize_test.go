@@ -124,6 +124,24 @@ func TestSummarizeVerdicts(t *testing.T) {
 			Conclusion: plan.Conclusion{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Drifted: plan.UnknownDrift},
 		},
 	}, {
+		name:    "Helm in flight: Normal event, gauge untouched",
+		verdict: plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseInProgressReason, Message: "waiting: Helm is acting on the release: v2 is pending-upgrade in storage"},
+		want: Summary{
+			Condition: &metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionUnknown,
+				Reason: api.ReleaseInProgressReason, Message: "waiting: Helm is acting on the release: v2 is pending-upgrade in storage"},
+			Events:     []Event{{Type: corev1.EventTypeNormal, Reason: api.ReleaseInProgressReason, Message: "waiting: Helm is acting on the release: v2 is pending-upgrade in storage"}},
+			Conclusion: plan.Conclusion{Status: metav1.ConditionUnknown, Reason: api.ReleaseInProgressReason, Drifted: plan.UnknownDrift},
+		},
+	}, {
+		name:    "cluster unavailable: Warning event, gauge untouched",
+		verdict: plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ClusterUnavailableReason, Message: "waiting: Cluster fleet/a does not exist"},
+		want: Summary{
+			Condition: &metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionUnknown,
+				Reason: api.ClusterUnavailableReason, Message: "waiting: Cluster fleet/a does not exist"},
+			Events:     []Event{{Type: corev1.EventTypeWarning, Reason: api.ClusterUnavailableReason, Message: "waiting: Cluster fleet/a does not exist"}},
+			Conclusion: plan.Conclusion{Status: metav1.ConditionUnknown, Reason: api.ClusterUnavailableReason, Drifted: plan.UnknownDrift},
+		},
+	}, {
 		name:    "invalid configuration: False, Warning event",
 		verdict: plan.Verdict{Status: metav1.ConditionFalse, Reason: api.InvalidConfigurationReason, Message: "invalid configuration: x"},
 		want: Summary{
