@@ -79,7 +79,7 @@ func (w *world) expectWaiting(reason, msg, eventType string) {
 // v1. The add-on must leave Helm's work alone until helm-controller records
 // v2, and then find the release in sync.
 //
-// Today's code, in the pending window, compares the v2 templates with v1's
+// Before this change, the code, in the pending window, compares the v2 templates with v1's
 // manifest (the history's release, still deployed) and sets both
 // Metal3MachineTemplates back to the bootstrap image in place: 2 writes,
 // DriftCorrected, undoing the upgrade while Helm runs it. Once Helm has
@@ -123,7 +123,7 @@ func TestHelmInFlight(t *testing.T) {
 // stores v3 as pending-rollback (v1's manifest, bootstrap image) and puts
 // the templates back. The add-on waits until v3 is recorded.
 //
-// Today's code heals the failed v2 it finds in history (a failed release is
+// Before this change, the code heals the failed v2 it finds in history (a failed release is
 // usable): it sets both Metal3MachineTemplates to v2's management image,
 // 2 writes, against the rollback Helm is making.
 func TestHelmRemediationInFlight(t *testing.T) {

@@ -43,7 +43,7 @@ func (w *world) expectNothingWrittenByAddon() {
 // move`, or a Cluster torn down), nothing is written and no template is
 // created; the pass waits with ClusterUnavailable.
 //
-// Today's code reads only the Clusters that exist, so neither case stops
+// Before this change, the code reads only the Clusters that exist, so neither case stops
 // the pass. With the drifted Metal3MachineTemplates it corrects both in
 // place (2 writes); once the garbage collector has removed the templates
 // of the deleted Cluster, it creates every one of them again from the
@@ -79,7 +79,7 @@ func TestClusterUnavailable(t *testing.T) {
 // exists there: an ownerReference to it would name nothing in the
 // template's namespace.
 //
-// Today's code gives the created template an ownerReference to every live
+// Before this change, the code gives the created template an ownerReference to every live
 // Cluster of the release, the other namespace's included.
 func TestCreatedTemplateOwnedByItsNamespaceCluster(t *testing.T) {
 	other := namespaceFor(t.Name() + "-other")
@@ -112,7 +112,7 @@ func TestCreatedTemplateOwnedByItsNamespaceCluster(t *testing.T) {
 // enabled) is refused as InvalidConfiguration and nothing is written. The
 // way out the message names works: a client-side-apply upgrade rotates.
 //
-// Today's code honours rotate in all three: it creates the two
+// Before this change, the code honours rotate in all three: it creates the two
 // replacements, repoints the MachineDeployment and the KubeadmControlPlane
 // and marks the originals (6 writes), which the next upgrade or drift
 // correction sets back, and each flip rolls machines.
@@ -197,7 +197,7 @@ func paused(kind, name string) func(*unstructured.Unstructured) {
 // or a consumer of the release, not only on its Cluster, makes the pass
 // wait with ClusterPaused, naming the object, and write nothing.
 //
-// Today's code reads the annotation on Clusters only. On the drifted
+// Before this change, the code reads the annotation on Clusters only. On the drifted
 // Metal3MachineTemplate it corrects both templates in place (2 writes, one
 // to the paused template); with the paused KubeadmControlPlane it rotates
 // the locked control-plane template and repoints every control plane, the

@@ -33,20 +33,33 @@ writable_copy() {
     || die "cannot point $module/api at $version"
 }
 
+# bind_webhooks_from_env FILE : make the manager's webhook server bind to
+# $TDC_WEBHOOK_HOST. No manager has a flag for the bind address, and
+# controller-runtime listens on every interface by default; the tests set it
+# to 127.0.0.1 (unset, the upstream behaviour is unchanged). Exactly one
+# webhook.Options literal must be patched, or the build stops.
+bind_webhooks_from_env() {
+  local file=$1
+  perl -0pi -e 's/(webhook\.Options\{\s*?\n(\s*))Port:(\s*)webhookPort,/$1Host: os.Getenv("TDC_WEBHOOK_HOST"),\n$2Port:$3webhookPort,/g' "$file"
+  [[ $(grep -c 'Host: os.Getenv("TDC_WEBHOOK_HOST")' "$file") == 1 ]] \
+    || die "cannot patch the webhook bind address into $file"
+}
+
 build_capi() {
-  local version=$CAPI_VERSION
+  local version=$CAPI_VERSION-$MANAGERS_FLAVOR
   if have_cached capi "$version" core bootstrap-kubeadm controlplane-kubeadm; then
     log "Cluster API $version managers: already built ($BIN_DIR/capi/$version)"
     return 0
   fi
   log "Building the Cluster API $version managers from the module proxy (cold: 10-15 min)"
   local dir="$work/cluster-api" out="$work/capi-out" minor
-  writable_copy sigs.k8s.io/cluster-api "$version" "$dir"
+  writable_copy sigs.k8s.io/cluster-api "$CAPI_VERSION" "$dir"
   mkdir -p "$out"
-  minor="$(cut -d. -f2 <<<"$version")"
-  local ld="-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$version -X sigs.k8s.io/cluster-api/version.gitMajor=1 -X sigs.k8s.io/cluster-api/version.gitMinor=$minor"
+  minor="$(cut -d. -f2 <<<"$CAPI_VERSION")"
+  local ld="-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$CAPI_VERSION -X sigs.k8s.io/cluster-api/version.gitMajor=1 -X sigs.k8s.io/cluster-api/version.gitMinor=$minor"
   local pkg name
   for pkg in core bootstrap/kubeadm controlplane/kubeadm; do
+    bind_webhooks_from_env "$dir/$pkg/main.go"
     name="${pkg//\//-}"
     (cd "$dir" && timed "go build capi $name" go build -trimpath -ldflags "$ld" -o "$out/$name" "./$pkg") \
       || die "building Cluster API $pkg $version failed"
@@ -57,7 +70,7 @@ build_capi() {
 }
 
 build_capm3() {
-  local version=$CAPM3_VERSION module=github.com/metal3-io/cluster-api-provider-metal3
+  local version=$CAPM3_VERSION-$MANAGERS_FLAVOR module=github.com/metal3-io/cluster-api-provider-metal3
   if have_cached capm3 "$version" manager; then
     log "CAPM3 $version manager: already built ($BIN_DIR/capm3/$version)"
     return 0
@@ -65,7 +78,8 @@ build_capm3() {
   log "Building the CAPM3 $version manager from the module proxy (cold: 5-10 min)"
   local dir="$work/capm3" out="$work/capm3-out"
   (export GONOSUMDB=github.com/metal3-io; unset GOPRIVATE
-   writable_copy "$module" "$version" "$dir"
+   writable_copy "$module" "$CAPM3_VERSION" "$dir"
+   bind_webhooks_from_env "$dir/main.go"
    mkdir -p "$out"
    cd "$dir" && timed "go build capm3 manager" go build -trimpath -ldflags "-s -w" -o "$out/manager" .) \
     || die "building CAPM3 $version failed"

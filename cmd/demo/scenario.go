@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"text/tabwriter"
 	"time"
@@ -86,8 +87,9 @@ func (s scenario) run(ctx context.Context, env *testenv.Env) error {
 	if err != nil {
 		return err
 	}
+	same := slices.Equal(setsAfter, setsBefore)
 	fmt.Printf("MachineSets of MachineDeployment %s (made by the real Cluster API controller): %d before, %d after: %s\n",
-		demoDeployment, setsBefore, setsAfter, map[bool]string{true: "no new MachineSet, no machine rolled", false: "a new MachineSet, machines roll"}[setsAfter == setsBefore])
+		demoDeployment, len(setsBefore), len(setsAfter), map[bool]string{true: "the same MachineSet, no machine rolled", false: "a new MachineSet, machines roll"}[same])
 	fmt.Printf("\n$ kubectl -n %s get helmrelease %s -o jsonpath='{.status.conditions[?(@.type==\"%s\")]}'\n", key.Namespace, key.Name, api.TemplatesInSyncCondition)
 	fmt.Printf("%s=%s, reason %s:\n  %s\n", cond.Type, cond.Status, cond.Reason, cond.Message)
 	return printEvents(ctx, env, key)
@@ -96,29 +98,35 @@ func (s scenario) run(ctx context.Context, env *testenv.Env) error {
 // demoDeployment is the fixture chart's MachineDeployment.
 const demoDeployment = "mgmt-md0"
 
-// machineSets counts the MachineSets of MachineDeployment md; with wait, it
-// first waits for the real MachineDeployment controller to create one.
-func machineSets(ctx context.Context, env *testenv.Env, namespace, md string, wait bool) (int, error) {
-	count := func(ctx context.Context) (int, error) {
+// machineSets lists the names of the MachineSets of MachineDeployment md,
+// sorted; with wait, it first waits for the real MachineDeployment
+// controller to create one.
+func machineSets(ctx context.Context, env *testenv.Env, namespace, md string, wait bool) ([]string, error) {
+	list := func(ctx context.Context) ([]string, error) {
 		l := &unstructured.UnstructuredList{}
 		l.SetAPIVersion("cluster.x-k8s.io/v1beta2")
 		l.SetKind("MachineSetList")
 		err := env.Client.List(ctx, l, client.InNamespace(namespace), client.MatchingLabels{"cluster.x-k8s.io/deployment-name": md})
-		return len(l.Items), err
+		var names []string
+		for _, o := range l.Items {
+			names = append(names, o.GetName()+"/"+string(o.GetUID()))
+		}
+		sort.Strings(names)
+		return names, err
 	}
 	if !wait {
-		return count(ctx)
+		return list(ctx)
 	}
-	n := 0
+	var names []string
 	err := waitPoll(ctx, func(ctx context.Context) (bool, error) {
 		var err error
-		n, err = count(ctx)
-		return n > 0, err
+		names, err = list(ctx)
+		return len(names) > 0, err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("the MachineDeployment controller made no MachineSet for %s: %w", md, err)
+		return nil, fmt.Errorf("the MachineDeployment controller made no MachineSet for %s: %w", md, err)
 	}
-	return n, nil
+	return names, nil
 }
 
 func waitPoll(ctx context.Context, f wait.ConditionWithContextFunc) error {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/diffreport"
 	"github.com/templatedrift/template-drift-controller/internal/release"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
@@ -31,6 +33,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// templateVersions snapshots what the add-on's field manager wrote to the
+// templates in ns: the real Cluster API and Metal3 managers write them too
+// (owner references, CAPM3's finalizer), so resourceVersions would change
+// under a diff that writes nothing.
 func templateVersions(g Gomega, ns string) map[string]string {
 	out := map[string]string{}
 	for _, kind := range []string{"Metal3MachineTemplate", "Metal3DataTemplate"} {
@@ -39,7 +45,13 @@ func templateVersions(g Gomega, ns string) map[string]string {
 		l.SetKind(kind + "List")
 		g.Expect(env.Client.List(context.Background(), l, client.InNamespace(ns))).To(Succeed())
 		for _, o := range l.Items {
-			out[kind+"/"+o.GetName()] = o.GetResourceVersion()
+			var ours []string
+			for _, f := range o.GetManagedFields() {
+				if f.Manager == api.ControllerName {
+					ours = append(ours, fmt.Sprintf("%s@%s:%s", f.Operation, f.Time, f.FieldsV1))
+				}
+			}
+			out[kind+"/"+o.GetName()] = strings.Join(ours, ";")
 		}
 	}
 	return out

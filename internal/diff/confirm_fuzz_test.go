@@ -61,7 +61,8 @@ func stored(manifest *unstructured.Unstructured, name string) *unstructured.Unst
 // differs from it only by the server's normalisation, that every raw change
 // is recognised as the server's: Confirm keeps nothing when the server's
 // answer (the same normalisation of the manifest, under a probe name) equals
-// live. It also checks that Confirm never panics, never modifies its inputs,
+// live, and that a real change next to them is kept. It also checks that
+// Confirm never panics, never modifies its inputs,
 // and splits the changes without losing or reordering any.
 func FuzzConfirm(f *testing.F) {
 	f.Add([]byte(`{"timeout":"5m","providerID":"","taints":[],"replicas":0,"image":{"url":"http://x/i"}}`))
@@ -94,5 +95,24 @@ func FuzzConfirm(f *testing.F) {
 				t.Fatalf("input %d modified:\n%s\n%s", i, before[i], after[i])
 			}
 		}
+		expectRealChangeKept(t, manifest)
 	})
+}
+
+// expectRealChangeKept adds to manifest's spec a field whose live value no
+// normalisation produces, and checks Confirm keeps that change while the
+// server's answer still normalises the rest.
+func expectRealChangeKept(t *testing.T, manifest *unstructured.Unstructured) {
+	if _, ok := manifest.Object["spec"].(map[string]any); !ok {
+		return
+	}
+	m := manifest.DeepCopy()
+	m.Object["spec"].(map[string]any)["tdcReal"] = "wanted"
+	live := stored(m, "t")
+	live.Object["spec"].(map[string]any)["tdcReal"] = "drifted"
+	view := stored(m, "t-tdc-probe")
+	kept, _ := Confirm(Object(m, live, Options{}), view, live)
+	if len(kept) != 1 || kept[0].Path != "/spec/tdcReal" {
+		t.Fatalf("a real change must be kept, and only it: kept %s", Summary(kept, 0, 0))
+	}
 }

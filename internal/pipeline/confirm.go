@@ -45,6 +45,12 @@ func (p *pass) confirm(ctx context.Context, in *plan.TemplateInput) (*unstructur
 	if view == nil {
 		var err error
 		if view, err = apply.ServerView(ctx, c, in.Desired); err != nil {
+			if !apply.IsRefusal(err) {
+				// A timeout, throttling or an unreachable webhook says nothing
+				// about the object: retry the pass rather than act on a raw
+				// diff that conversion alone may explain.
+				return nil, err
+			}
 			in.Unconfirmed = err.Error()
 			logger.Info("Keeping the raw diff: the server refuses a dry-run create of the manifest's object", "reason", in.Unconfirmed)
 			return nil, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -50,9 +51,11 @@ func (p *pass) source() release.Source {
 // templates and consumers, the ignore rules. The live objects are read
 // here once, for the gates (pause markers) and for decide.
 func (p *pass) gather(ctx context.Context, facts *plan.Facts) error {
-	p.gatherStorage(ctx, facts)
+	if err := p.gatherStorage(ctx, facts); err != nil {
+		return err
+	}
 	rel, objs, err := p.readRelease(ctx)
-	if err != nil && facts.ReleaseErr == nil {
+	if err != nil {
 		facts.RecordReleaseError(err)
 	}
 	if rel != nil {
@@ -76,22 +79,28 @@ func (p *pass) gather(ctx context.Context, facts *plan.Facts) error {
 
 // gatherStorage lists the release's versions in Helm storage (metadata
 // only) and records them with the version status.history names, which is
-// how the gates see Helm in flight. A storage that cannot be listed makes
-// the release unusable: without the list, a pass cannot tell that Helm is
-// writing.
-func (p *pass) gatherStorage(ctx context.Context, facts *plan.Facts) {
+// how the gates see Helm in flight. Without the list a pass cannot tell
+// that Helm is writing, so it does not go on: a List the target's identity
+// may not make makes the release unusable (reported, as a missing release
+// is), and any other failure fails the pass, which is retried with
+// back-off, since it says nothing about the release.
+func (p *pass) gatherStorage(ctx context.Context, facts *plan.Facts) error {
 	if snap := p.hr.Status.History.Latest(); snap != nil {
 		facts.HistoryVersion = snap.Version
 	}
 	stored, err := p.engine.Releases.Stored(ctx, p.source(), p.hr.GetStorageNamespace(), release.Name(p.hr))
-	if err != nil {
+	if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
 		facts.ReleaseErr = err
-		return
+		return nil
+	}
+	if err != nil {
+		return err
 	}
 	p.stored = stored
 	for _, s := range stored {
 		facts.Stored = append(facts.Stored, plan.StoredRelease{Version: s.Version, Status: s.Status})
 	}
+	return nil
 }
 
 // gatherLive reads the release's Clusters, templates and consumers live,

@@ -147,20 +147,21 @@ func GatePaused(f Facts) (Verdict, bool) {
 // correcting them to the old manifest would fight Helm. A failed release
 // with nothing pending passes: healing it lets helm-controller's retry pass.
 func GateHelmInFlight(f Facts) (Verdict, bool) {
-	var newest, pending *StoredRelease
+	// Only the newest version counts: Helm acts on the newest one, and an
+	// older version left pending by a crashed upgrade stays pending after
+	// `helm rollback` (which supersedes only deployed versions).
+	var newest *StoredRelease
 	for i := range f.Stored {
-		s := &f.Stored[i]
-		if newest == nil || s.Version > newest.Version {
+		if s := &f.Stored[i]; newest == nil || s.Version > newest.Version {
 			newest = s
-		}
-		if IsPendingStatus(s.Status) && (pending == nil || s.Version > pending.Version) {
-			pending = s
 		}
 	}
 	switch {
-	case pending != nil:
-		return inFlight(fmt.Sprintf("v%d is %s in storage", pending.Version, pending.Status)), true
-	case newest != nil && f.HistoryVersion > 0 && newest.Version > f.HistoryVersion:
+	case newest == nil:
+		return Verdict{}, false
+	case IsPendingStatus(newest.Status):
+		return inFlight(fmt.Sprintf("v%d is %s in storage", newest.Version, newest.Status)), true
+	case f.HistoryVersion > 0 && newest.Version > f.HistoryVersion:
 		return inFlight(fmt.Sprintf("storage holds v%d (%s), newer than v%d in status.history",
 			newest.Version, newest.Status, f.HistoryVersion)), true
 	}

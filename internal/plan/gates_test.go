@@ -189,6 +189,7 @@ func TestGateHelmInFlight(t *testing.T) {
 		{name: "nothing stored passes (the release gate reports it)", history: 1},
 		{name: "no history and nothing pending passes", stored: []st{{3, "deployed"}}},
 		{name: "older versions only: history ahead of storage passes", history: 4, stored: []st{{3, "deployed"}}},
+		{name: "an older version left pending, then rolled back past, passes", history: 4, stored: []st{{3, "pending-upgrade"}, {4, "deployed"}, {2, "superseded"}}},
 		{
 			name: "pending upgrade, history still on the old release", history: 1, stored: []st{{1, "deployed"}, {2, "pending-upgrade"}},
 			wantMsg: "waiting: Helm is acting on the release: v2 is pending-upgrade in storage",

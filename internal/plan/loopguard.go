@@ -56,7 +56,10 @@ func digestEntry(ch diff.Change) string {
 // now. The correction was written and the difference came back: the server
 // (a conversion, a webhook, another controller) does not keep the value,
 // and writing it again would repeat on every pass. The message is the same
-// on every pass, so the condition and events do not churn.
+// on every pass, so the condition and events do not churn. The same
+// difference brought back later by someone else (a restore of the old
+// object) looks the same, so the message names the way to allow one more
+// correction.
 func repeatedCorrection(live *unstructured.Unstructured, release string, changes []diff.Change) (string, bool) {
 	s, ok := recordedCorrection(live, release)
 	digest := DriftDigest(changes)
@@ -67,6 +70,7 @@ func repeatedCorrection(live *unstructured.Unstructured, release string, changes
 	if s == StrategyRecreate {
 		how = "by recreate"
 	}
-	return fmt.Sprintf("corrected %s once for %s, but the server does not keep the value: %s",
-		how, release, diff.Summary(changes, 60, 3)), true
+	return fmt.Sprintf("corrected %s once for %s, but the server does not keep the value (it, or another writer, sets it back): %s; "+
+		"to have it corrected once more, remove annotation %s from the template",
+		how, release, diff.Summary(changes, 60, 3), api.CorrectedDriftAnnotation), true
 }

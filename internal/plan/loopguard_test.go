@@ -74,8 +74,9 @@ func TestDecideTemplateLoopGuard(t *testing.T) {
 	drift := []diff.Change{{Path: "/spec/template/spec/image/url", Op: diff.OpReplace, Before: "http://10.0.0.1/img", After: "http://10.0.0.2/img"}}
 	otherDrift := []diff.Change{{Path: "/spec/template/spec/image/url", Op: diff.OpReplace, Before: "http://10.0.0.1/img", After: "http://10.0.0.7/img"}}
 	const release = "fleet/cluster.v2"
-	const failure = `corrected %s once for fleet/cluster.v2, but the server does not keep the value: ` +
-		`/spec/template/spec/image/url: "http://10.0.0.1/img" → "http://10.0.0.2/img"`
+	const failure = `corrected %s once for fleet/cluster.v2, but the server does not keep the value (it, or another writer, sets it back): ` +
+		`/spec/template/spec/image/url: "http://10.0.0.1/img" → "http://10.0.0.2/img"; ` +
+		`to have it corrected once more, remove annotation templatedrift.io/corrected-drift from the template`
 
 	cases := []struct {
 		name string // what the case proves

@@ -88,8 +88,7 @@ func readCRDDir(dir string) ([]*apiextensionsv1.CustomResourceDefinition, error)
 }
 
 // firstByName keeps the first CRD of each name: the real providers' CRDs
-// come first, so they win over the base folders' copies and the fixtures
-// that stand in for them on a control plane without managers.
+// come first, so they win over the base folders' copies of the same CRDs.
 func firstByName(crds []*apiextensionsv1.CustomResourceDefinition) []*apiextensionsv1.CustomResourceDefinition {
 	seen := map[string]bool{}
 	var out []*apiextensionsv1.CustomResourceDefinition

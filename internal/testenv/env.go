@@ -37,8 +37,10 @@ type Env struct {
 
 	env *envtest.Environment
 	dir string
-	// managers are the Cluster API and Metal3 managers, when Options.Managers.
-	managers []*Process
+	// managers are the Cluster API and Metal3 managers, when Options.Managers,
+	// and webhookPorts their webhook ports by provider name.
+	managers     []*Process
+	webhookPorts map[string]string
 }
 
 // Scheme returns a scheme with the built-in types and Flux's HelmRelease.
@@ -61,8 +63,8 @@ type Options struct {
 	// control plane) and Metal3 managers against the control plane, with the
 	// providers' own CRDs and their conversion, defaulting and validating
 	// webhooks, as `clusterctl init` would install them. Without it, the
-	// Cluster API CRDs are installed without conversion and Metal3 kinds are
-	// CEL-locked fixtures.
+	// Cluster API CRDs are installed without conversion and there are no
+	// Metal3 kinds at all.
 	Managers bool
 }
 

@@ -18,9 +18,9 @@ const managersStartTimeout = 3 * time.Minute
 
 // managerArgs are the flags every Cluster API and Metal3 manager gets: no
 // leader election, no metrics endpoint, health on loopback, webhooks with
-// the test certificate. No flag binds the webhook server to one address:
-// it listens on every interface, and only the API server (over loopback)
-// calls it.
+// the test certificate. No flag binds the webhook server to one address;
+// the managers hack/build-capi.sh builds read it from TDC_WEBHOOK_HOST
+// (managerEnv).
 func managerArgs(kubeconfig, certDir, webhookAddr, healthAddr string) []string {
 	_, port, _ := net.SplitHostPort(webhookAddr)
 	return []string{
@@ -34,6 +34,9 @@ func managerArgs(kubeconfig, certDir, webhookAddr, healthAddr string) []string {
 		"--v=2",
 	}
 }
+
+// managerEnv binds each manager's webhook server to loopback only.
+var managerEnv = []string{"TDC_WEBHOOK_HOST=127.0.0.1"}
 
 // startManagers runs the real Cluster API and Metal3 managers against e,
 // then wires their webhooks as a cluster would: each multi-version CRD
@@ -64,7 +67,7 @@ func (e *Env) startManagers(ctx context.Context, provs []provider, crdsOf map[st
 			proc, err := StartReady(p.Name, p.Manager, 2, 1, func(addrs []string) []string {
 				webhookAddr = addrs[0]
 				return append(managerArgs(e.KubeConfigPath, certs.Dir, addrs[0], addrs[1]), p.Args...)
-			}, nil, filepath.Join(e.dir, "logs"))
+			}, managerEnv, filepath.Join(e.dir, "logs"))
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -79,6 +82,7 @@ func (e *Env) startManagers(ctx context.Context, provs []provider, crdsOf map[st
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	e.webhookPorts = ports
 	for _, p := range provs {
 		if p.hasWebhooks() {
 			if err := e.wireWebhooks(ctx, p, crdsOf[p.Name], ports[p.Name], certs.CAPEM); err != nil {
@@ -124,6 +128,11 @@ func (e *Env) stopManagers() {
 	}
 	wg.Wait()
 	e.managers = nil
+}
+
+// WebhookPorts returns each manager's webhook port by provider name.
+func (e *Env) WebhookPorts() map[string]string {
+	return e.webhookPorts
 }
 
 // ManagerLogs returns the output of the manager of provider name so far,

@@ -2,6 +2,10 @@ package testenv_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +34,14 @@ func TestManagedControlPlane(t *testing.T) {
 	for _, o := range managedCluster(t) {
 		g.Expect(c.Create(ctx, o)).To(Succeed(), "create %s %s", o.GetKind(), o.GetName())
 	}
+
+	t.Run("every manager's webhook server listens on loopback only", func(t *testing.T) {
+		g := NewWithT(t)
+		g.Expect(env.WebhookPorts()).To(HaveLen(4))
+		for name, port := range env.WebhookPorts() {
+			g.Expect(listenAddrs(t, port)).To(ConsistOf("0100007F"), "%s listens on :%s", name, port)
+		}
+	})
 
 	t.Run("CAPM3 lets Metal3MachineTemplate image.url change, and refuses an empty checksum", func(t *testing.T) {
 		g := NewWithT(t)
@@ -129,6 +141,32 @@ spec:
 			return len(l.Items)
 		}, 60*time.Second, 250*time.Millisecond).Should(Equal(1))
 	})
+}
+
+// listenAddrs returns the local addresses (hex, as /proc/net/tcp{,6} shows
+// them) of the sockets listening on port: 0100007F is 127.0.0.1, all zeros
+// is every interface.
+func listenAddrs(t *testing.T, port string) []string {
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatalf("bad port %q", port)
+	}
+	want := fmt.Sprintf(":%04X", p)
+	var out []string
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			fields := strings.Fields(line)
+			// fields[1] is local address:port, fields[3] the state (0A: LISTEN).
+			if len(fields) > 3 && fields[3] == "0A" && strings.HasSuffix(fields[1], want) {
+				out = append(out, strings.TrimSuffix(fields[1], want))
+			}
+		}
+	}
+	return out
 }
 
 func get(ctx context.Context, g Gomega, c client.Client, o *unstructured.Unstructured) *unstructured.Unstructured {

@@ -35,12 +35,16 @@ func (p provider) hasWebhooks() bool { return p.Manager != "" }
 // (`make testbin` builds and fetches them).
 func providers(bin string, v map[string]string) ([]provider, error) {
 	capi, capm3 := v["CAPI_VERSION"], v["CAPM3_VERSION"]
+	// The managers are cached under <version>-<flavor>: hack/build-capi.sh
+	// patches them to bind their webhooks to TDC_WEBHOOK_HOST.
+	capiBin := filepath.Join(bin, "capi", capi+"-"+v["MANAGERS_FLAVOR"])
+	capm3Bin := filepath.Join(bin, "capm3", capm3+"-"+v["MANAGERS_FLAVOR"])
 	dir := func(name, version string) string { return filepath.Join(bin, "providers", name, version) }
 	out := []provider{
-		{Name: "cluster-api", Dir: dir("cluster-api", capi), Manager: filepath.Join(bin, "capi", capi, "core"), Probe: probeMachineDeployment},
-		{Name: "bootstrap-kubeadm", Dir: dir("bootstrap-kubeadm", capi), Manager: filepath.Join(bin, "capi", capi, "bootstrap-kubeadm"), Probe: probeKubeadmConfigTemplate},
-		{Name: "control-plane-kubeadm", Dir: dir("control-plane-kubeadm", capi), Manager: filepath.Join(bin, "capi", capi, "controlplane-kubeadm"), Probe: probeKubeadmControlPlane},
-		{Name: "infrastructure-metal3", Dir: dir("infrastructure-metal3", capm3), Manager: filepath.Join(bin, "capm3", capm3, "manager"), Probe: probeMetal3MachineTemplate,
+		{Name: "cluster-api", Dir: dir("cluster-api", capi), Manager: filepath.Join(capiBin, "core"), Probe: probeMachineDeployment},
+		{Name: "bootstrap-kubeadm", Dir: dir("bootstrap-kubeadm", capi), Manager: filepath.Join(capiBin, "bootstrap-kubeadm"), Probe: probeKubeadmConfigTemplate},
+		{Name: "control-plane-kubeadm", Dir: dir("control-plane-kubeadm", capi), Manager: filepath.Join(capiBin, "controlplane-kubeadm"), Probe: probeKubeadmControlPlane},
+		{Name: "infrastructure-metal3", Dir: dir("infrastructure-metal3", capm3), Manager: filepath.Join(capm3Bin, "manager"), Probe: probeMetal3MachineTemplate,
 			// CAPM3's Metal3DataTemplate controller does not watch Clusters: a
 			// template reconciled before CAPM3's cache holds its Cluster is
 			// left without finalizer and owner until the next resync (10 min

@@ -8,7 +8,7 @@ import (
 	"syscall"
 )
 
-// reapOrphans kills kube-apiserver and etcd processes started from these
+// reapOrphans kills kube-apiserver, etcd and manager processes started from these
 // binaries whose test process died without stopping them (a panic in a test
 // ends the test binary with os.Exit, skipping every cleanup). Such a process
 // has been re-parented away from its test binary: its parent is no longer a
