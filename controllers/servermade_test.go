@@ -127,8 +127,11 @@ func TestRealChangeInConvertedTemplates(t *testing.T) {
 	g.Expect(reasonOf(cond)).To(Equal(api.DriftCorrectedReason), cond.Message)
 	g.Expect(cond.Message).To(ContainSubstring("Metal3DataTemplate/e2e-workers-metadata: rotated to e2e-workers-metadata-"))
 	g.Expect(cond.Message).To(ContainSubstring("KubeadmConfigTemplate/kct-v1beta1: corrected in place"))
+	// The pass that patched the duration may have lost a later write race to
+	// CAPM3 (then it is retried, and its event, with the changed fields, is
+	// not emitted): the corrected value is checked on the object below.
 	evs := w.events()
-	g.Expect(evs).To(ContainElement(ContainSubstring("/spec/template/spec/joinConfiguration/discovery/timeout")))
+	g.Expect(evs).To(ContainElement(ContainSubstring("KubeadmConfigTemplate/kct-v1beta1: corrected in place")))
 	g.Expect(strings.Join(evs, "\n")).NotTo(ContainSubstring("prefix"), "the dropped prefix is not reported")
 	g.Expect(strings.Join(evs, "\n")).NotTo(ContainSubstring("preKubeadmCommands"), "the dropped list is not reported")
 
