@@ -12,6 +12,10 @@ const (
 	// StrategyAnnotation picks how drifted templates are corrected: "auto"
 	// (default), "in-place", "rotate" or "recreate".
 	StrategyAnnotation = "templatedrift.io/strategy"
+	// PruneAnnotation set to "disabled" turns off the clean-up of unused
+	// replacements the add-on created for the release; "enabled" (or
+	// absent) keeps it on.
+	PruneAnnotation = "templatedrift.io/prune"
 )
 
 // Annotations read from, or written to, templates.
@@ -93,6 +97,13 @@ const (
 	// consumer of the release carries the cluster.x-k8s.io/paused
 	// annotation; nothing is written.
 	ClusterPausedReason = "ClusterPaused"
+	// CorrectionBlockedReason: a drifted template cannot be corrected in a
+	// way that sticks: the server refuses the change in place, a recreate
+	// cannot complete (the template is in use, or a finalizer holds it) and
+	// Helm would set a rotation back (server-side apply, or helm-controller
+	// drift correction), or an explicit recreate cannot complete. Nothing is
+	// written for it; the message names what holds it and the ways out.
+	CorrectionBlockedReason = "CorrectionBlocked"
 	// InvalidConfigurationReason: an annotation of the add-on, or a reference
 	// in the release, is invalid, or the strategy cannot work with how Helm
 	// applies the release (rotate under server-side apply or drift
@@ -111,6 +122,12 @@ const (
 	// TemplateReferenceRevertedEvent (Warning): a consumer pointed at a
 	// superseded template again (Helm set the reference back) and was repointed.
 	TemplateReferenceRevertedEvent = "TemplateReferenceReverted"
+	// TemplateCorrectionBlockedEvent (Warning): a correction cannot stick
+	// and nothing was written (CorrectionBlockedReason).
+	TemplateCorrectionBlockedEvent = "TemplateCorrectionBlocked"
+	// TemplatePrunedEvent (Normal): unused replacements the add-on created
+	// for the release were deleted.
+	TemplatePrunedEvent = "TemplatePruned"
 )
 
 // Helm and Cluster API names the add-on reads.

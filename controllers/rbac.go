@@ -33,6 +33,12 @@ package controllers
 
 // The consumers whose template references are repointed, and the Clusters
 // whose pause state and ownership are only read.
-// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machinedeployments,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machinedeployments;machinepools,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io,resources=kubeadmcontrolplanes;rke2controlplanes,verbs=get;list;watch;patch
+
+// The objects that only use templates, listed to tell whether a template is
+// in use before a delete or a clean-up: Cluster API's MachineSets and
+// CAPM3's Metal3DataClaims and Metal3Data. Never written.
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machinesets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3dataclaims;metal3datas,verbs=get;list;watch

@@ -34,6 +34,9 @@ type DiffReport struct {
 	Message   string         `json:"message,omitempty"`
 	Templates []DiffTemplate `json:"templates"`
 	Consumers []DiffConsumer `json:"consumers,omitempty"`
+	// Prune names the unused replacements the add-on created for the
+	// release, which a pass in enabled mode deletes.
+	Prune []string `json:"prune,omitempty"`
 }
 
 // DiffTemplate is one template of the release.
@@ -46,7 +49,12 @@ type DiffTemplate struct {
 	RollsMachines bool         `json:"rollsMachines"`
 	Skipped       string       `json:"skipped,omitempty"`
 	Failed        string       `json:"failed,omitempty"`
-	Changes       []DiffChange `json:"changes,omitempty"`
+	// Blocked explains a correction that cannot stick (CorrectionBlocked).
+	Blocked string `json:"blocked,omitempty"`
+	// HeldBy names the consumers outside the release that keep the
+	// drifted original of a rotation in use.
+	HeldBy  []string     `json:"heldBy,omitempty"`
+	Changes []DiffChange `json:"changes,omitempty"`
 }
 
 // DiffConsumer is a consumer whose references a correction rewrites.
@@ -82,11 +90,16 @@ func NewDiffReport(hr string, res *pipeline.Result) DiffReport {
 			dt.Skipped = t.Message
 		case plan.OutcomeFailed:
 			dt.Failed = t.Message
+		case plan.OutcomeBlocked:
+			dt.Blocked = t.Message
+		}
+		for _, h := range t.HeldBy {
+			dt.HeldBy = append(dt.HeldBy, h.Kind+" "+h.Namespace+"/"+h.Name)
 		}
 		for _, c := range t.Changes {
 			dt.Changes = append(dt.Changes, DiffChange{Path: c.Path, Op: string(c.Op), Before: c.Before, After: c.After})
 		}
-		d.InSync = d.InSync && !t.Outcome.Differs()
+		d.InSync = d.InSync && !t.Outcome.Differs() && len(t.HeldBy) == 0
 		d.Templates = append(d.Templates, dt)
 	}
 	for _, c := range res.Consumers {
@@ -99,6 +112,9 @@ func NewDiffReport(hr string, res *pipeline.Result) DiffReport {
 			dc.Changes = append(dc.Changes, DiffChange{Path: ch.Path, Op: string(ch.Op), Before: ch.Before, After: ch.After})
 		}
 		d.Consumers = append(d.Consumers, dc)
+	}
+	for _, o := range res.Prune {
+		d.Prune = append(d.Prune, o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName())
 	}
 	return d
 }
@@ -142,9 +158,9 @@ func (d DiffReport) WriteText(w io.Writer) error {
 		switch {
 		case t.Skipped != "":
 			fmt.Fprintf(&b, "  %s/%s: skipped (%s)\n", t.Kind, t.Name, t.Skipped)
-		case !differs(t) && t.Replacement != "":
+		case !differs(t) && len(t.HeldBy) == 0 && t.Replacement != "":
 			fmt.Fprintf(&b, "  %s/%s: in sync through its replacement %s (rotated earlier)\n", t.Kind, t.Name, t.Replacement)
-		case !differs(t):
+		case !differs(t) && len(t.HeldBy) == 0:
 			fmt.Fprintf(&b, "  %s/%s: in sync\n", t.Kind, t.Name)
 		default:
 			drifted++
@@ -158,6 +174,9 @@ func (d DiffReport) WriteText(w io.Writer) error {
 		for _, ch := range c.Changes {
 			fmt.Fprintf(&b, "  %s/%s: would repoint %s: %s → %s\n", c.Kind, c.Name, ch.Path, value(ch.Before, 200), value(ch.After, 200))
 		}
+	}
+	for _, p := range d.Prune {
+		fmt.Fprintf(&b, "  %s: unused replacement, would be deleted\n", p)
 	}
 	fmt.Fprintf(&b, "%d of %d templates drifted\n", drifted, len(d.Templates))
 	_, err := io.WriteString(w, b.String())
@@ -188,6 +207,11 @@ func action(t DiffTemplate) string {
 	switch {
 	case t.Failed != "":
 		return "drifted, cannot be corrected: " + t.Failed
+	case t.Blocked != "":
+		return "drifted, " + t.Blocked
+	case len(t.HeldBy) > 0:
+		return fmt.Sprintf("drifted, rotated to %s for the release's consumers, still in use by %s (not of this release, never repointed)",
+			t.Replacement, strings.Join(t.HeldBy, ", "))
 	case t.State == string(plan.OutcomeMissing):
 		return "missing, would be recreated from the manifest (rolls machines: no)"
 	case t.State == string(plan.OutcomeWaiting):

@@ -3,6 +3,7 @@ package manifest
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,12 +21,23 @@ var ErrCrossNamespaceRef = errors.New("template reference into another namespace
 var (
 	MachineDeploymentKind     = schema.GroupKind{Group: "cluster.x-k8s.io", Kind: "MachineDeployment"}
 	MachineSetKind            = schema.GroupKind{Group: "cluster.x-k8s.io", Kind: "MachineSet"}
+	MachinePoolKind           = schema.GroupKind{Group: "cluster.x-k8s.io", Kind: "MachinePool"}
 	ClusterKind               = schema.GroupKind{Group: "cluster.x-k8s.io", Kind: "Cluster"}
 	KubeadmControlPlaneKind   = schema.GroupKind{Group: "controlplane.cluster.x-k8s.io", Kind: "KubeadmControlPlane"}
 	RKE2ControlPlaneKind      = schema.GroupKind{Group: "controlplane.cluster.x-k8s.io", Kind: "RKE2ControlPlane"}
 	Metal3MachineTemplateKind = schema.GroupKind{Group: "infrastructure.cluster.x-k8s.io", Kind: "Metal3MachineTemplate"}
 	Metal3DataTemplateKind    = schema.GroupKind{Group: "infrastructure.cluster.x-k8s.io", Kind: "Metal3DataTemplate"}
+	Metal3DataClaimKind       = schema.GroupKind{Group: "infrastructure.cluster.x-k8s.io", Kind: "Metal3DataClaim"}
+	Metal3DataKind            = schema.GroupKind{Group: "infrastructure.cluster.x-k8s.io", Kind: "Metal3Data"}
 )
+
+// machineTemplateRefs are the references of a Machine template
+// (MachineDeployment, MachineSet, MachinePool): v1beta1 ObjectReference and
+// v1beta2 {apiGroup, kind, name} sit at the same paths.
+var machineTemplateRefs = []refField{
+	{path: []string{"spec", "template", "spec", "infrastructureRef"}},
+	{path: []string{"spec", "template", "spec", "bootstrap", "configRef"}},
+}
 
 // refField is where a consumer keeps one template reference. Paths of every
 // served API version are listed together: a path absent from an object is
@@ -37,12 +49,11 @@ type refField struct {
 	implied schema.GroupKind
 }
 
+// refTable lists the consumers: objects whose template references the
+// add-on repoints when they belong to the release.
 var refTable = map[schema.GroupKind][]refField{
-	// v1beta1 ObjectReference and v1beta2 {apiGroup, kind, name}: same paths.
-	MachineDeploymentKind: {
-		{path: []string{"spec", "template", "spec", "infrastructureRef"}},
-		{path: []string{"spec", "template", "spec", "bootstrap", "configRef"}},
-	},
+	MachineDeploymentKind: machineTemplateRefs,
+	MachinePoolKind:       machineTemplateRefs,
 	// v1beta1 .spec.machineTemplate.infrastructureRef; v1beta2 adds .spec.
 	KubeadmControlPlaneKind: {
 		{path: []string{"spec", "machineTemplate", "infrastructureRef"}},
@@ -60,6 +71,31 @@ var refTable = map[schema.GroupKind][]refField{
 	},
 }
 
+// holdTable lists the objects that reference templates but are never
+// repointed: Cluster API owns MachineSets (a MachineSet names the templates
+// it clones machines from until its MachineDeployment's rollout deletes it),
+// and CAPM3 keeps one Metal3DataClaim per Machine, and its Metal3Data, on
+// the Metal3DataTemplate they were rendered from (DOMAIN.md §8). They make
+// a template "in use": it must not be deleted while they exist.
+var holdTable = map[schema.GroupKind][]refField{
+	MachineSetKind:      machineTemplateRefs,
+	Metal3DataClaimKind: {{path: []string{"spec", "template"}, implied: Metal3DataTemplateKind}},
+	Metal3DataKind:      {{path: []string{"spec", "template"}, implied: Metal3DataTemplateKind}},
+}
+
+// UserKinds lists every kind whose objects may use a template: the
+// consumers and the holders, sorted, for the gatherer to list.
+func UserKinds() []schema.GroupKind {
+	var out []schema.GroupKind
+	for _, t := range []map[schema.GroupKind][]refField{refTable, holdTable} {
+		for gk := range t {
+			out = append(out, gk)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
 // IsConsumer reports whether objects of gk may reference templates.
 func IsConsumer(gk schema.GroupKind) bool {
 	_, ok := refTable[gk]
@@ -71,7 +107,7 @@ func IsConsumer(gk schema.GroupKind) bool {
 // in-place edit of another template (Metal3MachineTemplate.dataTemplate)
 // only affects machines created later.
 func RollsMachines(gk schema.GroupKind) bool {
-	return gk == MachineDeploymentKind || gk == KubeadmControlPlaneKind || gk == RKE2ControlPlaneKind
+	return gk == MachineDeploymentKind || gk == MachinePoolKind || gk == KubeadmControlPlaneKind || gk == RKE2ControlPlaneKind
 }
 
 // Ref is one template reference found in a consumer.
@@ -83,8 +119,13 @@ type Ref struct {
 }
 
 // References lists the template references obj holds, in table order.
+// Holders (MachineSets, Metal3DataClaims, Metal3Data) have references too.
 func References(obj *unstructured.Unstructured) ([]Ref, error) {
-	fields := refTable[obj.GroupVersionKind().GroupKind()]
+	gk := obj.GroupVersionKind().GroupKind()
+	fields, ok := refTable[gk]
+	if !ok {
+		fields = holdTable[gk]
+	}
 	var out []Ref
 	for _, f := range fields {
 		m, found, err := unstructured.NestedMap(obj.Object, f.path...)
@@ -133,8 +174,12 @@ func refTarget(m map[string]any, implied schema.GroupKind) (ID, bool) {
 // Repoint returns the changes that make every reference in obj to from name
 // toName instead. Only the name changes, so the reference keeps the API
 // version or group the chart wrote. It returns no change when obj does not
-// reference from.
+// reference from, or is no consumer: a holder (a MachineSet) is never
+// repointed.
 func Repoint(obj *unstructured.Unstructured, from ID, toName string) ([]diff.Change, error) {
+	if !IsConsumer(obj.GroupVersionKind().GroupKind()) {
+		return nil, nil
+	}
 	refs, err := References(obj)
 	if err != nil {
 		return nil, err

@@ -16,8 +16,13 @@ import (
 // It writes nothing.
 func (p *pass) decide(ctx context.Context) error {
 	p.readPrevious(ctx)
+	use, err := p.gatherUse(ctx)
+	if err != nil {
+		return err
+	}
+	p.use = use
 	renames := map[manifest.ID]string{}
-	var rotations []plan.Rotation
+	current := map[manifest.ID]bool{}
 	for _, m := range p.objs.Templates {
 		tp, err := p.decideTemplate(ctx, m, renames)
 		if err != nil {
@@ -25,22 +30,26 @@ func (p *pass) decide(ctx context.Context) error {
 		}
 		if tp.RenameTo != "" {
 			renames[tp.ID] = tp.RenameTo
-			rotations = append(rotations, plan.Rotation{From: tp.ID, To: tp.RenameTo, Marked: plan.IsMarked(tp.Live, tp.RenameTo)})
+			current[manifest.ID{GroupKind: tp.ID.GroupKind, Namespace: tp.ID.Namespace, Name: tp.RenameTo}] = true
 		}
 		p.res.Templates = append(p.res.Templates, tp)
 	}
+	targets := plan.ConsumerTargets(p.res.Templates)
 	for _, m := range p.objs.Consumers {
 		live := p.live[manifest.IDOf(m)]
 		if live == nil {
 			continue
 		}
-		cp, err := plan.DecideConsumer(live, rotations)
+		cp, err := plan.DecideConsumer(live, targets, use.replaces)
 		if err != nil {
 			return err
 		}
 		p.res.Consumers = append(p.res.Consumers, cp)
 	}
 	plan.MarkRollouts(p.res.Templates, p.res.Consumers)
+	if p.res.Options.Prune {
+		p.res.Prune = plan.DecidePrune(use.kinds, use.users, current, p.planRelease())
+	}
 	return nil
 }
 
@@ -56,7 +65,8 @@ func (p *pass) decideTemplate(ctx context.Context, m *unstructured.Unstructured,
 	}
 	live := p.live[manifest.IDOf(m)]
 	in := plan.TemplateInput{Desired: desired, Live: live, Skip: plan.SkipReason(m, live, p.rel.Name, p.rel.Namespace),
-		Requested: p.res.Options.Strategy, Helm: p.helm, Release: p.rel.Ref()}
+		Requested: p.res.Options.Strategy, Helm: p.helm, Release: p.rel.Ref(),
+		Users: p.use.users[manifest.IDOf(m)], Foreign: p.use.users.Foreign(manifest.IDOf(m))}
 	if in.Skip == "" && live != nil {
 		in.Changes = changesOf(desired, live, p.previous[manifest.IDOf(m)], p.ignorer.PathsFor(m))
 	}

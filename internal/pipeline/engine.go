@@ -55,6 +55,9 @@ type Result struct {
 	Writes int
 	// Err is the first failed write; the writes after it were not made.
 	Err error
+	// Pruned are the unused replacements deleted by the clean-up (not
+	// counted in Writes: they correct nothing).
+	Pruned []manifest.ID
 }
 
 // Run performs one pass. Errors that are the release's or the user's fault
@@ -94,6 +97,9 @@ func (e *Engine) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	if res.Act {
 		res.Writes, res.Err = apply.Act(ctx, target.Client, res.Decisions, p.planRelease(), p.clusters, e.DeleteWait)
+		if res.Err == nil {
+			res.Pruned, res.Err = apply.Prune(ctx, target.Client, res.Prune)
+		}
 	}
 	return res, nil
 }

@@ -33,9 +33,10 @@ type pass struct {
 	stored   []release.Stored
 	ignorer  *diff.Ignorer
 	helm     plan.HelmFacts
-	// previous holds the previous deployed release's templates by ID; set
-	// by decide.
+	// previous holds the previous deployed release's templates by ID, and
+	// use who uses the release's templates; set by decide.
 	previous map[manifest.ID]*unstructured.Unstructured
+	use      usage
 }
 
 func (p *pass) planRelease() plan.Release {

@@ -39,7 +39,7 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 		return Conclusion{Status: v.Status, Reason: v.Reason, Remove: v.Remove, Silent: v.Silent, Drifted: UnknownDrift}
 	}
 	c := Conclusion{}
-	failed, corrected := false, false
+	failed, blocked, corrected := false, false, false
 	for _, t := range d.Templates {
 		if t.Outcome != OutcomeSkipped {
 			c.Checked++
@@ -48,13 +48,19 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 		case OutcomeFailed:
 			failed = true
 			c.Drifted++
-		case OutcomeWaiting:
+		case OutcomeBlocked:
+			blocked = true
+			c.Drifted++
+		case OutcomeWaiting, OutcomeHeld:
 			c.Drifted++
 		case OutcomeDrifted, OutcomeMissing:
 			if d.Act {
 				corrected = true
 				c.Corrections = append(c.Corrections, t.Strategy)
-			} else {
+			}
+			// A rotation that consumers outside the release still hold
+			// leaves the drifted original in use: not in sync.
+			if !d.Act || len(t.HeldBy) > 0 {
 				c.Drifted++
 			}
 		case OutcomeCorrected:
@@ -67,6 +73,8 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 		c.Drifted = differing(d.Templates)
 	case failed && d.Act:
 		c.Status, c.Reason = metav1.ConditionFalse, api.CorrectionFailedReason
+	case blocked && d.Act:
+		c.Status, c.Reason = metav1.ConditionFalse, api.CorrectionBlockedReason
 	case c.Drifted > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, api.DriftDetectedReason
 	case corrected:

@@ -10,18 +10,40 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 )
 
-// Rotation is a rotation in effect: consumers of From must reference To.
-type Rotation struct {
-	From manifest.ID
-	To   string
-	// Marked is true when the original already carried the superseded-by
-	// annotation before this pass, so a consumer still pointing at it was
-	// set back (by Helm, or a person) after an earlier repoint.
+// Target is where the release's consumers must point for one template of
+// the release: the manifest's name, or the newest replacement while a
+// rotation is in effect.
+type Target struct {
+	Name string
+	// Marked is true when a rotation is in effect and the original already
+	// carried the superseded-by annotation naming Name before this pass, so
+	// a consumer still pointing at the original was set back (by Helm, or a
+	// person) after an earlier repoint.
 	Marked bool
 }
 
-// ConsumerPlan is the decision for one consumer (MachineDeployment or
-// control plane) of the release.
+// ConsumerTargets says, for each template of the release, where its
+// consumers must point. A rotation points them at its replacement. A
+// template that matches the manifest (or is corrected in place this pass)
+// points them back at its own name: that is the way back after a rollback,
+// for a consumer an earlier rotation left on a replacement. Any other
+// template (failed, blocked, skipped, missing, being deleted) gets no
+// target: its consumers stay where they are.
+func ConsumerTargets(templates []TemplatePlan) map[manifest.ID]Target {
+	out := map[manifest.ID]Target{}
+	for _, t := range templates {
+		switch {
+		case t.RenameTo != "":
+			out[t.ID] = Target{Name: t.RenameTo, Marked: IsMarked(t.Live, t.RenameTo)}
+		case t.Outcome == OutcomeInSync || t.Outcome == OutcomeCorrected ||
+			(t.Outcome == OutcomeDrifted && t.Strategy == StrategyInPlace):
+			out[t.ID] = Target{Name: t.ID.Name}
+		}
+	}
+	return out
+}
+
+// ConsumerPlan is the decision for one consumer of the release.
 type ConsumerPlan struct {
 	ID manifest.ID
 	// Live is the consumer as read this pass.
@@ -36,21 +58,32 @@ type ConsumerPlan struct {
 }
 
 // DecideConsumer returns the reference rewrites live needs. Consumers are
-// read live: what matters is what the object references now.
-func DecideConsumer(live *unstructured.Unstructured, rotations []Rotation) (ConsumerPlan, error) {
+// read live: what matters is what the object references now. A reference
+// to a template of the release, or to one of its replacements (replaces
+// maps a replacement's ID to its original's), that does not name the
+// template's target is drift of the consumer's reference. That covers a
+// chain of rotations (a consumer left on the first replacement moves to
+// the newest) and the way back (the original matches the manifest again).
+// A reference to anything else is left alone.
+func DecideConsumer(live *unstructured.Unstructured, targets map[manifest.ID]Target, replaces map[manifest.ID]manifest.ID) (ConsumerPlan, error) {
 	p := ConsumerPlan{ID: manifest.IDOf(live), Live: live}
-	for _, r := range rotations {
-		changes, err := manifest.Repoint(live, r.From, r.To)
-		if err != nil {
-			return p, err
+	refs, err := manifest.References(live)
+	if err != nil {
+		return p, err
+	}
+	for _, r := range refs {
+		original := r.Target
+		if o, ok := replaces[r.Target]; ok {
+			original = o
 		}
-		if len(changes) == 0 {
+		t, ok := targets[original]
+		if !ok || r.Target.Name == t.Name {
 			continue
 		}
-		p.Changes = append(p.Changes, changes...)
-		if r.Marked {
+		p.Changes = append(p.Changes, diff.Change{Path: r.Pointer, Op: diff.OpReplace, Before: r.Target.Name, After: t.Name})
+		if r.Target == original && t.Marked && !slices.Contains(p.RevertedFrom, original) {
 			p.Reverted = true
-			p.RevertedFrom = append(p.RevertedFrom, r.From)
+			p.RevertedFrom = append(p.RevertedFrom, original)
 		}
 		p.Rolls = p.Rolls || manifest.RollsMachines(p.ID.GroupKind)
 	}

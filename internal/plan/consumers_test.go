@@ -94,64 +94,81 @@ spec:
 // bootstrapKind is the kind of MachineDeployment bootstrap config templates.
 var bootstrapKind = schema.GroupKind{Group: "bootstrap.cluster.x-k8s.io", Kind: "KubeadmConfigTemplate"}
 
+// rotation is a table's way to write a target: consumers of From must
+// point at To.
+type rotation struct {
+	From   manifest.ID
+	To     string
+	Marked bool
+}
+
+func targetsOf(rots []rotation) map[manifest.ID]plan.Target {
+	out := map[manifest.ID]plan.Target{}
+	for _, r := range rots {
+		out[r.From] = plan.Target{Name: r.To, Marked: r.Marked}
+	}
+	return out
+}
+
 func TestDecideConsumer(t *testing.T) {
 	const to = "workers-5f1c2a9b0d"
 	m3mt := id(manifest.Metal3MachineTemplateKind, "fleet", "workers")
-	rot := plan.Rotation{From: m3mt, To: to}
-	marked := plan.Rotation{From: m3mt, To: to, Marked: true}
+	rot := rotation{From: m3mt, To: to}
+	marked := rotation{From: m3mt, To: to, Marked: true}
 	change := func(path string) diff.Change {
 		return diff.Change{Path: path, Op: diff.OpReplace, Before: "workers", After: to}
 	}
 	mdPath := "/spec/template/spec/infrastructureRef/name"
 
 	cases := []struct {
-		name         string          // what the case proves
-		live         string          // live consumer as YAML
-		rotations    []plan.Rotation // rotations in effect
-		wantID       manifest.ID     // ID of the plan
-		wantChanges  []diff.Change   // reference rewrites, in table order
-		wantReverted bool            // a reference had been set back
-		wantRolls    bool            // the repoint rolls machines
-		wantErr      error           // error the result must wrap
+		name         string                      // what the case proves
+		live         string                      // live consumer as YAML
+		rotations    []rotation                  // targets of the release's templates
+		replaces     map[manifest.ID]manifest.ID // replacements to their originals
+		wantID       manifest.ID                 // ID of the plan
+		wantChanges  []diff.Change               // reference rewrites, in table order
+		wantReverted bool                        // a reference had been set back
+		wantRolls    bool                        // the repoint rolls machines
+		wantErr      error                       // error the result must wrap
 	}{{
 		name:        "MachineDeployment v1beta2 {apiGroup,kind,name}; the bootstrap ref of the same name is another kind",
 		live:        mdV1beta2,
-		rotations:   []plan.Rotation{rot},
+		rotations:   []rotation{rot},
 		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{change(mdPath)},
 		wantRolls:   true,
 	}, {
 		name:        "MachineDeployment v1beta1 {apiVersion,kind,name}",
 		live:        mdV1beta1,
-		rotations:   []plan.Rotation{rot},
+		rotations:   []rotation{rot},
 		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{change(mdPath)},
 		wantRolls:   true,
 	}, {
 		name:        "MachineDeployment with an explicit same-namespace reference",
 		live:        mdSameNamespaceExplicit,
-		rotations:   []plan.Rotation{rot},
+		rotations:   []rotation{rot},
 		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{change(mdPath)},
 		wantRolls:   true,
 	}, {
 		name:        "KubeadmControlPlane v1beta1 .spec.machineTemplate.infrastructureRef",
 		live:        kcpV1beta1,
-		rotations:   []plan.Rotation{rot},
+		rotations:   []rotation{rot},
 		wantID:      id(manifest.KubeadmControlPlaneKind, "fleet", "cp"),
 		wantChanges: []diff.Change{change("/spec/machineTemplate/infrastructureRef/name")},
 		wantRolls:   true,
 	}, {
 		name:        "KubeadmControlPlane v1beta2 .spec.machineTemplate.spec.infrastructureRef",
 		live:        kcpV1beta2,
-		rotations:   []plan.Rotation{rot},
+		rotations:   []rotation{rot},
 		wantID:      id(manifest.KubeadmControlPlaneKind, "fleet", "cp"),
 		wantChanges: []diff.Change{change("/spec/machineTemplate/spec/infrastructureRef/name")},
 		wantRolls:   true,
 	}, {
 		name:      "RKE2ControlPlane v1beta1 with both fields: two changes",
 		live:      rke2V1beta1,
-		rotations: []plan.Rotation{rot},
+		rotations: []rotation{rot},
 		wantID:    id(manifest.RKE2ControlPlaneKind, "fleet", "rke2"),
 		wantChanges: []diff.Change{
 			change("/spec/infrastructureRef/name"),
@@ -161,7 +178,7 @@ func TestDecideConsumer(t *testing.T) {
 	}, {
 		name:         "marked rotation that applies: reverted",
 		live:         mdV1beta2,
-		rotations:    []plan.Rotation{marked},
+		rotations:    []rotation{marked},
 		wantID:       id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges:  []diff.Change{change(mdPath)},
 		wantReverted: true,
@@ -169,7 +186,7 @@ func TestDecideConsumer(t *testing.T) {
 	}, {
 		name: "marked rotation that does not apply: not reverted",
 		live: mdV1beta2,
-		rotations: []plan.Rotation{
+		rotations: []rotation{
 			{From: id(manifest.Metal3DataTemplateKind, "fleet", "workers-data"), To: "workers-data-1", Marked: true},
 			rot,
 		},
@@ -179,7 +196,7 @@ func TestDecideConsumer(t *testing.T) {
 	}, {
 		name: "a marked rotation stays reverted when a later unmarked one also applies",
 		live: mdV1beta2,
-		rotations: []plan.Rotation{
+		rotations: []rotation{
 			marked,
 			{From: id(bootstrapKind, "fleet", "workers"), To: "workers-boot-1"},
 		},
@@ -193,12 +210,12 @@ func TestDecideConsumer(t *testing.T) {
 	}, {
 		name:      "already repointed: no change, not reverted, no roll",
 		live:      mdV1beta2,
-		rotations: []plan.Rotation{{From: m3mt, To: "workers", Marked: true}},
+		rotations: []rotation{{From: m3mt, To: "workers", Marked: true}},
 		wantID:    id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 	}, {
 		name:      "rotation of a template in another namespace: no change",
 		live:      mdV1beta2,
-		rotations: []plan.Rotation{{From: id(manifest.Metal3MachineTemplateKind, "other", "workers"), To: to, Marked: true}},
+		rotations: []rotation{{From: id(manifest.Metal3MachineTemplateKind, "other", "workers"), To: to, Marked: true}},
 		wantID:    id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 	}, {
 		name:   "no rotations: no change",
@@ -207,14 +224,50 @@ func TestDecideConsumer(t *testing.T) {
 	}, {
 		name:      "Metal3MachineTemplate repointed to a rotated data template: change, no roll",
 		live:      m3mtConsumer,
-		rotations: []plan.Rotation{{From: id(manifest.Metal3DataTemplateKind, "fleet", "workers-data"), To: "workers-data-1"}},
+		rotations: []rotation{{From: id(manifest.Metal3DataTemplateKind, "fleet", "workers-data"), To: "workers-data-1"}},
 		wantID:    id(manifest.Metal3MachineTemplateKind, "fleet", "workers"),
 		wantChanges: []diff.Change{{Path: "/spec/template/spec/dataTemplate/name", Op: diff.OpReplace,
 			Before: "workers-data", After: "workers-data-1"}},
 	}, {
+		name:        "chain: a consumer left on the first replacement moves to the newest",
+		live:        strings.Replace(mdV1beta2, "kind: Metal3MachineTemplate, name: workers}", "kind: Metal3MachineTemplate, name: workers-first}", 1),
+		rotations:   []rotation{rot},
+		replaces:    map[manifest.ID]manifest.ID{id(manifest.Metal3MachineTemplateKind, "fleet", "workers-first"): m3mt},
+		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
+		wantChanges: []diff.Change{{Path: mdPath, Op: diff.OpReplace, Before: "workers-first", After: to}},
+		wantRolls:   true,
+	}, {
+		name:        "way back: the original matches the manifest again, the consumer leaves the replacement",
+		live:        strings.Replace(mdV1beta2, "kind: Metal3MachineTemplate, name: workers}", "kind: Metal3MachineTemplate, name: workers-first}", 1),
+		rotations:   []rotation{{From: m3mt, To: "workers"}},
+		replaces:    map[manifest.ID]manifest.ID{id(manifest.Metal3MachineTemplateKind, "fleet", "workers-first"): m3mt},
+		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
+		wantChanges: []diff.Change{{Path: mdPath, Op: diff.OpReplace, Before: "workers-first", After: "workers"}},
+		wantRolls:   true,
+	}, {
+		name:      "a reference to a template that is no replacement of the release's is left alone",
+		live:      strings.Replace(mdV1beta2, "kind: Metal3MachineTemplate, name: workers}", "kind: Metal3MachineTemplate, name: hand-made}", 1),
+		rotations: []rotation{rot},
+		wantID:    id(manifest.MachineDeploymentKind, "fleet", "md-0"),
+	}, {
+		name:        "a replacement of the original with a marked rotation: moved, but not reported set back",
+		live:        strings.Replace(mdV1beta2, "kind: Metal3MachineTemplate, name: workers}", "kind: Metal3MachineTemplate, name: workers-first}", 1),
+		rotations:   []rotation{marked},
+		replaces:    map[manifest.ID]manifest.ID{id(manifest.Metal3MachineTemplateKind, "fleet", "workers-first"): m3mt},
+		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
+		wantChanges: []diff.Change{{Path: mdPath, Op: diff.OpReplace, Before: "workers-first", After: to}},
+		wantRolls:   true,
+	}, {
+		name:        "MachinePool is a consumer too",
+		live:        strings.Replace(mdV1beta2, "kind: MachineDeployment", "kind: MachinePool", 1),
+		rotations:   []rotation{rot},
+		wantID:      id(manifest.MachinePoolKind, "fleet", "md-0"),
+		wantChanges: []diff.Change{change(mdPath)},
+		wantRolls:   true,
+	}, {
 		name:      "reference into another namespace: error",
 		live:      mdCrossNamespace,
-		rotations: []plan.Rotation{rot},
+		rotations: []rotation{rot},
 		wantID:    id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantErr:   manifest.ErrCrossNamespaceRef,
 	}}
@@ -223,7 +276,7 @@ func TestDecideConsumer(t *testing.T) {
 			g := NewWithT(t)
 			live := fromYAML(t, tc.live)
 			before := live.DeepCopy()
-			got, err := plan.DecideConsumer(live, tc.rotations)
+			got, err := plan.DecideConsumer(live, targetsOf(tc.rotations), tc.replaces)
 			g.Expect(live).To(Equal(before), "the live consumer must not be mutated")
 			g.Expect(got.ID).To(Equal(tc.wantID))
 			if tc.wantErr != nil {

@@ -33,6 +33,9 @@ const (
 type Options struct {
 	Mode     Mode
 	Strategy Strategy
+	// Prune deletes unused replacements the add-on created for the release
+	// (api.PruneAnnotation); on by default.
+	Prune bool
 }
 
 // ParseOptions reads the add-on's annotations. An absent mode is disabled, an
@@ -41,7 +44,7 @@ type Options struct {
 // written, so a release whose mode is disabled is never reported as invalid
 // for its other annotations.
 func ParseOptions(annotations map[string]string) (Options, error) {
-	o := Options{Mode: ModeDisabled, Strategy: StrategyAuto}
+	o := Options{Mode: ModeDisabled, Strategy: StrategyAuto, Prune: true}
 	if v, ok := annotations[api.ModeAnnotation]; ok {
 		switch Mode(v) {
 		case ModeDisabled, ModeWarn, ModeEnabled:
@@ -59,6 +62,15 @@ func ParseOptions(annotations map[string]string) (Options, error) {
 		default:
 			return o, fmt.Errorf("%w: annotation %s=%q: want one of auto, in-place, rotate, recreate",
 				ErrInvalidConfiguration, api.StrategyAnnotation, v)
+		}
+	}
+	if v, ok := annotations[api.PruneAnnotation]; ok {
+		switch v {
+		case api.ModeEnabled, api.ModeDisabled:
+			o.Prune = v == api.ModeEnabled
+		default:
+			return o, fmt.Errorf("%w: annotation %s=%q: want enabled or disabled",
+				ErrInvalidConfiguration, api.PruneAnnotation, v)
 		}
 	}
 	return o, nil

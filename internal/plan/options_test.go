@@ -19,69 +19,82 @@ func TestParseOptions(t *testing.T) {
 		wantErr     []string          // substrings of the error; nil means no error
 	}{{
 		name: "nil annotations: disabled, auto",
-		want: plan.Options{Mode: plan.ModeDisabled, Strategy: plan.StrategyAuto},
+		want: plan.Options{Mode: plan.ModeDisabled, Strategy: plan.StrategyAuto, Prune: true},
 	}, {
 		name:        "unrelated annotations only: disabled, auto",
 		annotations: map[string]string{"example.com/other": "enabled"},
-		want:        plan.Options{Mode: plan.ModeDisabled, Strategy: plan.StrategyAuto},
+		want:        plan.Options{Mode: plan.ModeDisabled, Strategy: plan.StrategyAuto, Prune: true},
 	}, {
 		name:        "mode enabled, strategy absent defaults to auto",
 		annotations: map[string]string{api.ModeAnnotation: "enabled"},
-		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto, Prune: true},
 	}, {
 		name:        "mode warn",
 		annotations: map[string]string{api.ModeAnnotation: "warn"},
-		want:        plan.Options{Mode: plan.ModeWarn, Strategy: plan.StrategyAuto},
+		want:        plan.Options{Mode: plan.ModeWarn, Strategy: plan.StrategyAuto, Prune: true},
 	}, {
 		name:        "mode disabled written explicitly",
 		annotations: map[string]string{api.ModeAnnotation: "disabled"},
-		want:        plan.Options{Mode: plan.ModeDisabled, Strategy: plan.StrategyAuto},
+		want:        plan.Options{Mode: plan.ModeDisabled, Strategy: plan.StrategyAuto, Prune: true},
 	}, {
 		name:        "strategy auto",
 		annotations: map[string]string{api.ModeAnnotation: "enabled", api.StrategyAnnotation: "auto"},
-		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto, Prune: true},
 	}, {
 		name:        "strategy in-place",
 		annotations: map[string]string{api.ModeAnnotation: "enabled", api.StrategyAnnotation: "in-place"},
-		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyInPlace},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyInPlace, Prune: true},
 	}, {
 		name:        "strategy rotate",
 		annotations: map[string]string{api.ModeAnnotation: "warn", api.StrategyAnnotation: "rotate"},
-		want:        plan.Options{Mode: plan.ModeWarn, Strategy: plan.StrategyRotate},
+		want:        plan.Options{Mode: plan.ModeWarn, Strategy: plan.StrategyRotate, Prune: true},
 	}, {
 		name:        "strategy recreate",
 		annotations: map[string]string{api.ModeAnnotation: "enabled", api.StrategyAnnotation: "recreate"},
-		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyRecreate},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyRecreate, Prune: true},
 	}, {
 		name:        "invalid mode: error, and Mode carries the raw value",
 		annotations: map[string]string{api.ModeAnnotation: "on"},
-		want:        plan.Options{Mode: "on", Strategy: plan.StrategyAuto},
+		want:        plan.Options{Mode: "on", Strategy: plan.StrategyAuto, Prune: true},
 		wantErr:     []string{api.ModeAnnotation, `"on"`},
 	}, {
 		name:        "mode is case sensitive",
 		annotations: map[string]string{api.ModeAnnotation: "Enabled"},
-		want:        plan.Options{Mode: "Enabled", Strategy: plan.StrategyAuto},
+		want:        plan.Options{Mode: "Enabled", Strategy: plan.StrategyAuto, Prune: true},
 		wantErr:     []string{api.ModeAnnotation, `"Enabled"`},
 	}, {
 		name:        "empty mode is invalid, not absent",
 		annotations: map[string]string{api.ModeAnnotation: ""},
-		want:        plan.Options{Mode: "", Strategy: plan.StrategyAuto},
+		want:        plan.Options{Mode: "", Strategy: plan.StrategyAuto, Prune: true},
 		wantErr:     []string{api.ModeAnnotation, `""`},
 	}, {
 		name:        "invalid strategy with mode enabled",
 		annotations: map[string]string{api.ModeAnnotation: "enabled", api.StrategyAnnotation: "blue-green"},
-		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto, Prune: true},
 		wantErr:     []string{api.StrategyAnnotation, `"blue-green"`},
 	}, {
 		name:        "invalid strategy with mode disabled: error still returned",
 		annotations: map[string]string{api.ModeAnnotation: "disabled", api.StrategyAnnotation: "blue-green"},
-		want:        plan.Options{Mode: plan.ModeDisabled, Strategy: plan.StrategyAuto},
+		want:        plan.Options{Mode: plan.ModeDisabled, Strategy: plan.StrategyAuto, Prune: true},
 		wantErr:     []string{api.StrategyAnnotation, `"blue-green"`},
 	}, {
 		name:        "invalid strategy with mode absent: error still returned",
 		annotations: map[string]string{api.StrategyAnnotation: "Rotate"},
-		want:        plan.Options{Mode: plan.ModeDisabled, Strategy: plan.StrategyAuto},
+		want:        plan.Options{Mode: plan.ModeDisabled, Strategy: plan.StrategyAuto, Prune: true},
 		wantErr:     []string{api.StrategyAnnotation, `"Rotate"`},
+	}, {
+		name:        "prune disabled",
+		annotations: map[string]string{api.ModeAnnotation: "enabled", api.PruneAnnotation: "disabled"},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto, Prune: false},
+	}, {
+		name:        "prune enabled written explicitly",
+		annotations: map[string]string{api.ModeAnnotation: "enabled", api.PruneAnnotation: "enabled"},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto, Prune: true},
+	}, {
+		name:        "invalid prune value",
+		annotations: map[string]string{api.ModeAnnotation: "enabled", api.PruneAnnotation: "off"},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto, Prune: true},
+		wantErr:     []string{api.PruneAnnotation, `"off"`},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -34,6 +34,15 @@ const (
 	OutcomeMissing Outcome = "Missing"
 	// OutcomeWaiting means the live template is being deleted; the pass waits.
 	OutcomeWaiting Outcome = "Waiting"
+	// OutcomeBlocked means the template differs and no correction of it can
+	// stick: a recreate cannot complete (something uses it, or a finalizer
+	// holds it) and Helm would set a rotation back. Nothing is written for
+	// it; Message names what holds it and the ways out.
+	OutcomeBlocked Outcome = "Blocked"
+	// OutcomeHeld means a rotation is in effect for the release's consumers,
+	// but consumers outside the release (HeldBy) still use the drifted
+	// original, which is therefore not marked superseded.
+	OutcomeHeld Outcome = "Held"
 	// OutcomeFailed means the template differs and no strategy can correct it,
 	// or a correction of this release was written once and the same
 	// difference came back; Message carries the reason, with the server's
@@ -45,7 +54,7 @@ const (
 // for this outcome, before any write of the pass.
 func (o Outcome) Differs() bool {
 	switch o {
-	case OutcomeDrifted, OutcomeMissing, OutcomeWaiting, OutcomeFailed:
+	case OutcomeDrifted, OutcomeMissing, OutcomeWaiting, OutcomeFailed, OutcomeBlocked, OutcomeHeld:
 		return true
 	}
 	return false
@@ -99,6 +108,9 @@ type TemplatePlan struct {
 	// RenameTo is set while a rotation is in effect: consumers must
 	// reference the replacement of this name.
 	RenameTo string
+	// HeldBy names the consumers outside the release that still use the
+	// drifted original of a rotation; the add-on never repoints them.
+	HeldBy []manifest.ID
 	// RollsMachines is true when the correction rolls machines: a
 	// MachineDeployment or control plane references the rotated template.
 	RollsMachines bool
@@ -131,4 +143,8 @@ type Decisions struct {
 	// Templates in dependency order, and the consumers of the release.
 	Templates []TemplatePlan
 	Consumers []ConsumerPlan
+	// Prune are the replacements the add-on created for this release that
+	// nothing uses any more, to delete (see DecidePrune); empty when clean-up
+	// is disabled.
+	Prune []*unstructured.Unstructured
 }

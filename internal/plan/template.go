@@ -43,6 +43,13 @@ type TemplateInput struct {
 	// Release is the reference ("<ns>/<name>.v<N>") of the release the
 	// pass works from, to recognise corrections recorded for it.
 	Release string
+	// Users are the live objects that reference the template, whoever owns
+	// them (IndexUsers); a recreate may delete it only when DeleteBlocked
+	// says the delete completes at once.
+	Users []User
+	// Foreign are the consumers outside the release among Users
+	// (Users.Foreign): a rotation never repoints them.
+	Foreign []manifest.ID
 }
 
 // DecideTemplate decides what to do about one template. A difference that
@@ -82,6 +89,10 @@ func DecideTemplate(in TemplateInput) TemplatePlan {
 		p.Writes, p.DriftDigest = []Write{WritePatch}, DriftDigest(in.Changes)
 		return p
 	case StrategyRecreate:
+		if why, blocked := DeleteBlocked(in.Live, in.Users); blocked {
+			p.Outcome, p.Message = OutcomeBlocked, blockedMessage(in, why)
+			return p
+		}
 		p.Writes, p.DriftDigest = []Write{WriteDelete, WriteCreate}, DriftDigest(in.Changes)
 		return p
 	}
@@ -103,10 +114,17 @@ func decideRotation(p TemplatePlan, in TemplateInput) TemplatePlan {
 	if in.Replacement == nil {
 		p.Writes = append(p.Writes, WriteCreateReplacement)
 	}
-	if in.Live.GetAnnotations()[api.SupersededByAnnotation] != in.ReplacementName {
+	// A consumer outside the release keeps the drifted original in use: it
+	// is never repointed, and the original is not called superseded.
+	p.HeldBy = in.Foreign
+	if len(p.HeldBy) == 0 && in.Live.GetAnnotations()[api.SupersededByAnnotation] != in.ReplacementName {
 		p.Writes = append(p.Writes, WriteMarkSuperseded)
 	}
 	if len(p.Writes) > 0 {
+		return p
+	}
+	if len(p.HeldBy) > 0 {
+		p.Outcome = OutcomeHeld
 		return p
 	}
 	// Done on an earlier pass: the original's drift is history, not work.

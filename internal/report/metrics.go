@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
@@ -13,6 +14,7 @@ import (
 type Metrics struct {
 	drifted     *prometheus.GaugeVec
 	corrections *prometheus.CounterVec
+	pruned      *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 }
 
@@ -28,13 +30,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "templatedrift_corrections_total",
 			Help: "Template corrections, by strategy and result.",
 		}, []string{"strategy", "result"}),
+		pruned: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "templatedrift_pruned_replacements_total",
+			Help: "Unused replacements the add-on created and then deleted, by kind.",
+		}, []string{"kind"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "templatedrift_reconcile_duration_seconds",
 			Help:    "Duration of one pass over a HelmRelease.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12),
 		}, []string{"namespace", "name"}),
 	}
-	reg.MustRegister(m.drifted, m.corrections, m.duration)
+	reg.MustRegister(m.drifted, m.corrections, m.pruned, m.duration)
 	return m
 }
 
@@ -50,6 +56,16 @@ func (m *Metrics) Forget(key client.ObjectKey) {
 	if m != nil {
 		m.drifted.DeleteLabelValues(key.Namespace, key.Name)
 		m.duration.DeleteLabelValues(key.Namespace, key.Name)
+	}
+}
+
+// observePruned counts the replacements a pass deleted.
+func (m *Metrics) observePruned(pruned []manifest.ID) {
+	if m == nil {
+		return
+	}
+	for _, id := range pruned {
+		m.pruned.WithLabelValues(id.Kind).Inc()
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/pipeline"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
@@ -32,8 +33,10 @@ type Summary struct {
 	Remove bool
 	// Events to emit if the condition changed (or, for Always, in any case).
 	Events []Event
-	// Conclusion is the plan's, for the metrics.
+	// Conclusion is the plan's, for the metrics, with the replacements the
+	// pass deleted.
 	Conclusion plan.Conclusion
+	Pruned     []manifest.ID
 }
 
 // Event is one event on the HelmRelease.
@@ -49,7 +52,7 @@ type Event struct {
 // event, and one line per template from its outcome. It decides nothing.
 func Summarize(res *pipeline.Result) Summary {
 	c := plan.Conclude(res.Decisions, res.Err, res.Writes)
-	out := Summary{Conclusion: c, Remove: c.Remove}
+	out := Summary{Conclusion: c, Remove: c.Remove, Pruned: res.Pruned}
 	if c.Remove || c.Silent {
 		return out
 	}
@@ -62,6 +65,9 @@ func Summarize(res *pipeline.Result) Summary {
 	lines := describe(res, false)
 	notes := describeNotes(res)
 	switch c.Reason {
+	case api.CorrectionBlockedReason:
+		out.set(c, fmt.Sprintf("Correction of release %s blocked: %s", ref, strings.Join(lines, "; "))+notes)
+		out.event(corev1.EventTypeWarning, api.TemplateCorrectionBlockedEvent, out.Condition.Message, false)
 	case api.CorrectionFailedReason:
 		msg := strings.Join(lines, "; ")
 		if res.Err != nil {
@@ -79,6 +85,10 @@ func Summarize(res *pipeline.Result) Summary {
 		out.event(corev1.EventTypeNormal, api.TemplateDriftCorrectedEvent, detail, res.Writes > 0)
 	default:
 		out.set(c, fmt.Sprintf("%d templates of release %s match the manifest", c.Checked, ref)+notes)
+	}
+	if len(res.Pruned) > 0 {
+		out.event(corev1.EventTypeNormal, api.TemplatePrunedEvent,
+			fmt.Sprintf("Deleted unused replacements of release %s: %s", ref, ids(res.Pruned)), true)
 	}
 	for _, t := range res.Templates {
 		if t.Reverted && res.Writes > 0 && res.Err == nil {
@@ -132,8 +142,15 @@ func describe(res *pipeline.Result, detail bool) []string {
 			line += t.Message
 		case t.Outcome == plan.OutcomeWaiting:
 			line += "waiting for deletion to finish"
+		case t.Outcome == plan.OutcomeBlocked:
+			line += t.Message
+		case t.Outcome == plan.OutcomeHeld:
+			line += held(t)
 		case t.Outcome == plan.OutcomeCorrected || (res.Act && (t.Outcome == plan.OutcomeDrifted || t.Outcome == plan.OutcomeMissing)):
 			line += done(t)
+			if len(t.HeldBy) > 0 {
+				line = t.ID.Kind + "/" + t.ID.Name + ": " + held(t)
+			}
 			if detail && t.Outcome != plan.OutcomeCorrected && len(t.Changes) > 0 {
 				line += " [" + diff.Summary(t.Changes, maxValueRunes, maxPathsPerItem) + "]"
 			}
@@ -148,6 +165,22 @@ func describe(res *pipeline.Result, detail bool) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// held says that a rotation is in effect for the release's consumers while
+// consumers outside the release keep the drifted original in use.
+func held(t plan.TemplatePlan) string {
+	return "rotated to " + t.RenameTo + " for the release's consumers, rolls machines: " + yesNo(t.RollsMachines) +
+		"; still in use, with its drift, by " + ids(t.HeldBy) + " (not of this release, never repointed)"
+}
+
+// ids names objects "<Kind> <ns>/<name>", in the order given.
+func ids(in []manifest.ID) string {
+	var out []string
+	for _, id := range in {
+		out = append(out, id.Kind+" "+id.Namespace+"/"+id.Name)
+	}
+	return strings.Join(out, ", ")
 }
 
 // done says what a correction did, from the strategy alone.
@@ -189,6 +222,9 @@ func describeNotes(res *pipeline.Result) string {
 	}
 	if len(skipped) > 0 {
 		b.WriteString(". Skipped: " + strings.Join(skipped, ", "))
+	}
+	if len(res.Pruned) > 0 {
+		b.WriteString(". Deleted unused replacements: " + ids(res.Pruned))
 	}
 	return b.String()
 }

@@ -54,6 +54,7 @@ func (w *Writer) Write(ctx context.Context, key client.ObjectKey, out Summary) (
 		}
 	}
 	w.Metrics.observe(key, out.Conclusion)
+	w.Metrics.observePruned(out.Pruned)
 	return changed, nil
 }
 

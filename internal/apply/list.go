@@ -1,0 +1,42 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ListKind lists the objects of kind gk in namespace, in the version the
+// server prefers. A kind the server does not serve lists nothing: a
+// cluster without MachinePools, or without RKE2, has no such users.
+func ListKind(ctx context.Context, c client.Client, gk schema.GroupKind, namespace string) ([]*unstructured.Unstructured, error) {
+	mapping, err := c.RESTMapper().RESTMapping(gk)
+	if meta.IsNoMatchError(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to find the served version of %s: %w", gk, err)
+	}
+	return List(ctx, c, mapping.GroupVersionKind, namespace)
+}
+
+// List lists the objects of gvk in namespace.
+func List(ctx context.Context, c client.Reader, gvk schema.GroupVersionKind, namespace string) ([]*unstructured.Unstructured, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to list %s in namespace %s: %w", gvk.Kind, namespace, err)
+	}
+	out := make([]*unstructured.Unstructured, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out, nil
+}

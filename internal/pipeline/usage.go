@@ -1,0 +1,93 @@
+package pipeline
+
+import (
+	"context"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
+)
+
+// usage is who uses the release's templates, read live in their
+// namespaces whoever owns the users: the facts behind "delete only when
+// unused", a rotation held by a consumer outside the release, the chains
+// of rotations and the clean-up.
+type usage struct {
+	users plan.Users
+	// replaces maps each replacement the add-on made to its original.
+	replaces map[manifest.ID]manifest.ID
+	// kinds are the live objects of the release's template kinds in the
+	// release's namespaces: originals, replacements and strangers alike.
+	kinds []*unstructured.Unstructured
+}
+
+// gatherUse lists, in each namespace the release's templates live in,
+// every kind that may use a template (manifest.UserKinds) and every
+// template kind of the release. A replacement of one of the release's
+// templates is the release's own user: only objects outside it hold a
+// rotated original. A list that fails fails the pass: without it nothing
+// can be called unused.
+func (p *pass) gatherUse(ctx context.Context) (usage, error) {
+	type key struct {
+		gvk schema.GroupVersionKind
+		ns  string
+	}
+	var namespaces []string
+	var templateKinds []key
+	seenNS, seenKind := map[string]bool{}, map[key]bool{}
+	own := map[manifest.ID]bool{}
+	for _, t := range p.objs.Templates {
+		own[manifest.IDOf(t)] = true
+		if !seenNS[t.GetNamespace()] {
+			seenNS[t.GetNamespace()] = true
+			namespaces = append(namespaces, t.GetNamespace())
+		}
+		if k := (key{t.GroupVersionKind(), t.GetNamespace()}); !seenKind[k] {
+			seenKind[k] = true
+			templateKinds = append(templateKinds, k)
+		}
+	}
+	for _, c := range p.objs.Consumers {
+		own[manifest.IDOf(c)] = true
+	}
+	sort.Strings(namespaces)
+	u := usage{}
+	listed := map[manifest.ID]*unstructured.Unstructured{}
+	for _, k := range templateKinds {
+		objs, err := apply.List(ctx, p.target.Client, k.gvk, k.ns)
+		if err != nil {
+			return u, err
+		}
+		u.kinds = append(u.kinds, objs...)
+		for _, o := range objs {
+			listed[manifest.IDOf(o)] = o
+		}
+	}
+	for _, ns := range namespaces {
+		for _, gk := range manifest.UserKinds() {
+			objs, err := apply.ListKind(ctx, p.target.Client, gk, ns)
+			if err != nil {
+				return u, err
+			}
+			for _, o := range objs {
+				listed[manifest.IDOf(o)] = o
+			}
+		}
+	}
+	u.replaces = plan.Replacements(u.kinds)
+	for r, o := range u.replaces {
+		if own[o] {
+			own[r] = true
+		}
+	}
+	all := make([]*unstructured.Unstructured, 0, len(listed))
+	for _, o := range listed {
+		all = append(all, o)
+	}
+	u.users = plan.IndexUsers(all, own)
+	return u, nil
+}
