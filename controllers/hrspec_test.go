@@ -45,7 +45,7 @@ func TestUpgradeApplyMethod(t *testing.T) {
 		name        string
 		applyMethod string                     // stored release
 		upgrade     helmv2.ServerSideApplyMode // spec.upgrade.serverSideApply
-		rotated     bool                       // true: rotate; false: recreate
+		rotated     bool                       // true: rotate; false: recreate, blocked by the template's users
 	}{
 		{name: "csa release, ssa upgrades", applyMethod: "csa", upgrade: helmv2.ServerSideApplyEnabled, rotated: false},
 		{name: "ssa release, csa upgrades", applyMethod: "ssa", upgrade: helmv2.ServerSideApplyDisabled, rotated: true},
@@ -56,7 +56,7 @@ func TestUpgradeApplyMethod(t *testing.T) {
 			w := newWorld(t, scenario{annotations: enabled, live: lockedLive, release: lockedRelease, applyMethod: tc.applyMethod,
 				hrMutate: func(hr *helmv2.HelmRelease) { hr.Spec.Upgrade = &helmv2.Upgrade{ServerSideApply: tc.upgrade} }})
 			w.reconcile()
-			want := "LockedMachineTemplate/mgmt-cp: recreated"
+			want := "LockedMachineTemplate/mgmt-cp: correction blocked"
 			if tc.rotated {
 				want = "LockedMachineTemplate/mgmt-cp: rotated to mgmt-cp-"
 			}

@@ -158,46 +158,89 @@ func TestLockedMachineTemplateRotatesEveryReference(t *testing.T) {
 	g.Expect(w.reconcile()).To(Equal(0))
 }
 
-// TestAutoPicksRecreate: when Helm would set a repointed reference back
-// (server-side-apply release, or helm-controller drift detection enabled),
-// auto recreates the locked template under its own name and no reference
-// changes. A failed release (an SSA upgrade refused by the locked template)
-// is healed from that release's manifest.
+// reassertingReleases are the releases on which Helm sets a repointed
+// reference back, so auto cannot rotate: a server-side-apply release, a
+// client-side-apply one with helm-controller drift detection enabled, and
+// a failed server-side-apply upgrade (refused by the locked template).
+var reassertingReleases = []struct {
+	name        string
+	applyMethod string                    // stored release's apply method
+	status      string                    // stored release's status
+	hrMutate    func(*helmv2.HelmRelease) // HelmRelease settings
+}{
+	{name: "ssa release", applyMethod: "ssa"},
+	{name: "csa release with drift detection enabled", applyMethod: "csa", hrMutate: func(hr *helmv2.HelmRelease) {
+		hr.Spec.DriftDetection = &helmv2.DriftDetection{Mode: helmv2.DriftDetectionEnabled}
+	}},
+	{name: "failed ssa upgrade", applyMethod: "ssa", status: "failed"},
+}
+
+// TestAutoPicksRecreate: when Helm would set a repointed reference back,
+// auto recreates a locked template that nothing uses under its own name.
+// A failed release is healed from that release's manifest.
 func TestAutoPicksRecreate(t *testing.T) {
-	cases := []struct {
-		name        string
-		applyMethod string                    // stored release's apply method
-		status      string                    // stored release's status
-		hrMutate    func(*helmv2.HelmRelease) // HelmRelease settings
-	}{
-		{name: "ssa release", applyMethod: "ssa"},
-		{name: "csa release with drift detection enabled", applyMethod: "csa", hrMutate: func(hr *helmv2.HelmRelease) {
-			hr.Spec.DriftDetection = &helmv2.DriftDetection{Mode: helmv2.DriftDetectionEnabled}
-		}},
-		{name: "failed ssa upgrade", applyMethod: "ssa", status: "failed"},
-	}
-	for _, tc := range cases {
+	for _, tc := range reassertingReleases {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, scenario{annotations: enabled, live: lockedLive, release: lockedRelease,
+			w := newWorld(t, scenario{annotations: enabled, live: spareLive, release: spareRelease,
 				applyMethod: tc.applyMethod, status: tc.status, hrMutate: tc.hrMutate})
 			g := w.g
-			oldUID := w.get(m3, "LockedMachineTemplate", "mgmt-cp").GetUID()
+			oldUID := w.get(m3, "LockedMachineTemplate", "spare-locked").GetUID()
 			cluster := w.get("cluster.x-k8s.io/v1beta2", "Cluster", "mgmt")
-			g.Expect(w.reconcile()).To(Equal(3), "the worker m3mt in place, then delete + create")
-			now := w.get(m3, "LockedMachineTemplate", "mgmt-cp")
+			g.Expect(w.reconcile()).To(Equal(5), "3 Metal3MachineTemplates in place, then delete + create of the locked one")
+			now := w.get(m3, "LockedMachineTemplate", "spare-locked")
 			g.Expect(now.GetUID()).NotTo(Equal(oldUID))
 			g.Expect(str(now, "spec", "template", "spec", "image")).To(Equal(mgmt.ImageURL))
 			g.Expect(now.GetAnnotations()).To(HaveKeyWithValue(api.HelmReleaseNameAnnotation, "cluster"))
 			g.Expect(now.GetLabels()).To(HaveKeyWithValue(api.HelmManagedByLabel, "Helm"))
 			g.Expect(now.GetOwnerReferences()).To(ConsistOf(HaveField("UID", cluster.GetUID())))
 			g.Expect(w.list(m3, "LockedMachineTemplate")).To(HaveLen(1))
+			cond := w.condition()
+			g.Expect(cond.Status).To(Equal(metav1.ConditionTrue), cond.Message)
+			g.Expect(cond.Message).To(ContainSubstring("LockedMachineTemplate/spare-locked: recreated, rolls machines: no"))
+			g.Expect(w.reconcile()).To(Equal(0))
+		})
+	}
+}
+
+// TestRecreateBlockedWhileInUse: the same releases with the locked template
+// in use by the control planes. A recreate would leave them pointing at
+// nothing, and Helm would set a rotation back: CorrectionBlocked, nothing
+// written for the template, the message names its users and the ways out,
+// and later passes repeat nothing (no write, no event, the same message).
+func TestRecreateBlockedWhileInUse(t *testing.T) {
+	for _, tc := range reassertingReleases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, scenario{annotations: enabled, live: lockedLive, release: lockedRelease,
+				applyMethod: tc.applyMethod, status: tc.status, hrMutate: tc.hrMutate})
+			g := w.g
+			uid := w.get(m3, "LockedMachineTemplate", "mgmt-cp").GetUID()
+			g.Expect(w.reconcile()).To(Equal(1), "only the mutable worker Metal3MachineTemplate, in place")
+			locked := w.get(m3, "LockedMachineTemplate", "mgmt-cp")
+			g.Expect(locked.GetUID()).To(Equal(uid), "not deleted")
+			g.Expect(locked.GetDeletionTimestamp()).To(BeNil())
+			g.Expect(writtenByAddon(locked)).To(BeFalse())
+			g.Expect(w.list(m3, "LockedMachineTemplate")).To(HaveLen(1), "no replacement")
 			for _, rp := range refPaths {
 				g.Expect(str(w.get(rp.apiVersion, rp.kind, rp.name), rp.path...)).To(Equal("mgmt-cp"))
 			}
 			cond := w.condition()
-			g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(cond.Message).To(ContainSubstring("LockedMachineTemplate/mgmt-cp: recreated, rolls machines: no"))
-			g.Expect(w.reconcile()).To(Equal(0))
+			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(cond.Reason).To(Equal(api.CorrectionBlockedReason))
+			g.Expect(cond.Message).To(ContainSubstring("LockedMachineTemplate/mgmt-cp: correction blocked"))
+			g.Expect(cond.Message).To(ContainSubstring("in use by 2 KubeadmControlPlanes (kcp-v1beta1, ...), 3 RKE2ControlPlanes"))
+			g.Expect(cond.Message).To(ContainSubstring("give the template a new name in the chart"))
+			if tc.applyMethod == "ssa" {
+				g.Expect(cond.Message).To(ContainSubstring("upgrade with client-side apply (spec.upgrade.serverSideApply: disabled), after which auto rotates"))
+			} else {
+				g.Expect(cond.Message).To(ContainSubstring("set spec.driftDetection.mode to warn, after which auto rotates"))
+			}
+			g.Expect(w.events()).To(ContainElement(HavePrefix("Warning " + api.TemplateCorrectionBlockedEvent)))
+			before := w.versions()
+			for pass := 0; pass < 3; pass++ {
+				g.Expect(w.reconcile()).To(Equal(0))
+			}
+			g.Expect(w.versions()).To(Equal(before), "not even the condition is rewritten")
+			g.Expect(w.events()).To(BeEmpty(), "no event repeats")
 		})
 	}
 }

@@ -53,18 +53,27 @@ func TestExplicitRotateOnMutable(t *testing.T) {
 	g.Expect(w.reconcile()).To(Equal(0))
 }
 
-// TestExplicitRecreateOnMutable: recreate replaces the object under the same
-// name and keeps the references.
+// TestExplicitRecreateOnMutable: recreate replaces a template nothing uses
+// under the same name; the templates a MachineDeployment, its MachineSets
+// or a control plane use are refused (CorrectionBlocked) and kept.
 func TestExplicitRecreateOnMutable(t *testing.T) {
-	w := newWorld(t, scenario{annotations: withStrategy(api.StrategyRecreate), live: bootstrap, release: mgmt, applyMethod: "csa"})
+	w := newWorld(t, scenario{annotations: withStrategy(api.StrategyRecreate), live: spareLive, release: spareRelease, applyMethod: "csa"})
 	g := w.g
-	oldUID := w.get(m3, "Metal3MachineTemplate", "mgmt-md0").GetUID()
-	g.Expect(w.reconcile()).To(Equal(4), "delete + create, twice")
-	now := w.get(m3, "Metal3MachineTemplate", "mgmt-md0")
+	oldUID := w.get(m3, "Metal3MachineTemplate", "spare-m3mt").GetUID()
+	usedUID := w.get(m3, "Metal3MachineTemplate", "mgmt-md0").GetUID()
+	g.Expect(w.reconcile()).To(Equal(4), "delete + create of both spare templates")
+	now := w.get(m3, "Metal3MachineTemplate", "spare-m3mt")
 	g.Expect(now.GetUID()).NotTo(Equal(oldUID))
 	g.Expect(str(now, "spec", "template", "spec", "image", "url")).To(Equal(mgmt.ImageURL))
-	g.Expect(str(w.get(md, "MachineDeployment", "mgmt-md0"), "spec", "template", "spec", "infrastructureRef", "name")).To(Equal("mgmt-md0"))
-	g.Expect(w.list(m3, "Metal3MachineTemplate")).To(HaveLen(2))
+	used := w.get(m3, "Metal3MachineTemplate", "mgmt-md0")
+	g.Expect(used.GetUID()).To(Equal(usedUID), "a template in use is not deleted")
+	g.Expect(used.GetDeletionTimestamp()).To(BeNil())
+	g.Expect(str(used, "spec", "template", "spec", "image", "url")).To(Equal(bootstrap.ImageURL))
+	cond := w.condition()
+	g.Expect(cond.Reason).To(Equal(api.CorrectionBlockedReason))
+	g.Expect(cond.Message).To(ContainSubstring("Metal3MachineTemplate/mgmt-md0: correction blocked: strategy recreate would delete the template, and the delete cannot complete: it is in use by MachineDeployment mgmt-md0"))
+	g.Expect(cond.Message).To(ContainSubstring("set templatedrift.io/strategy to auto"))
+	g.Expect(w.list(m3, "Metal3MachineTemplate")).To(HaveLen(3))
 	g.Expect(w.reconcile()).To(Equal(0))
 }
 
@@ -72,14 +81,13 @@ func TestExplicitRecreateOnMutable(t *testing.T) {
 // server would refuse is found out by a dry-run before the delete, so the
 // live template is never lost.
 func TestRecreateRefusedKeepsTemplate(t *testing.T) {
-	badRelease := mgmt
-	w := newWorld(t, scenario{annotations: withStrategy(api.StrategyRecreate), live: bootstrap, release: badRelease})
+	w := newWorld(t, scenario{annotations: withStrategy(api.StrategyRecreate), live: spareLive, release: spareRelease})
 	// The stored manifest names a checksum-less image, which the CRD refuses.
-	broken := strings.ReplaceAll(render(mgmt), `checksum: "http://192.168.100.2/images/ubuntu.qcow2.sha256sum", `, "")
+	broken := strings.ReplaceAll(render(spareRelease), `checksum: "http://192.168.100.2/images/ubuntu.qcow2.sha256sum", `, "")
 	w.storeAndRecord(2, "deployed", broken)
-	uid := w.get(m3, "Metal3MachineTemplate", "mgmt-cp").GetUID()
-	w.g.Expect(w.reconcile()).To(Equal(0), "nothing deleted")
-	w.g.Expect(w.get(m3, "Metal3MachineTemplate", "mgmt-cp").GetUID()).To(Equal(uid))
+	uid := w.get(m3, "Metal3MachineTemplate", "spare-m3mt").GetUID()
+	w.reconcile() // the spare LockedMachineTemplate, which the server accepts, is recreated
+	w.g.Expect(w.get(m3, "Metal3MachineTemplate", "spare-m3mt").GetUID()).To(Equal(uid), "nothing deleted")
 	cond := w.condition()
 	w.g.Expect(cond.Reason).To(Equal(api.CorrectionFailedReason))
 	w.g.Expect(cond.Message).To(ContainSubstring("the server refuses the manifest's object"))
