@@ -41,14 +41,14 @@ type DiffReport struct {
 
 // DiffTemplate is one template of the release.
 type DiffTemplate struct {
-	Kind          string       `json:"kind"`
-	Name          string       `json:"name"`
-	State         string       `json:"state"`
-	Strategy      string       `json:"strategy,omitempty"`
-	Replacement   string       `json:"replacement,omitempty"`
-	RollsMachines bool         `json:"rollsMachines"`
-	Skipped       string       `json:"skipped,omitempty"`
-	Failed        string       `json:"failed,omitempty"`
+	Kind          string `json:"kind"`
+	Name          string `json:"name"`
+	State         string `json:"state"`
+	Strategy      string `json:"strategy,omitempty"`
+	Replacement   string `json:"replacement,omitempty"`
+	RollsMachines bool   `json:"rollsMachines"`
+	Skipped       string `json:"skipped,omitempty"`
+	Failed        string `json:"failed,omitempty"`
 	// Blocked explains a correction that cannot stick (CorrectionBlocked).
 	Blocked string `json:"blocked,omitempty"`
 	// HeldBy names the consumers outside the release that keep the

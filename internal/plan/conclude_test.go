@@ -18,6 +18,15 @@ func outcome(name string, o plan.Outcome, s plan.Strategy) plan.TemplatePlan {
 	return plan.TemplatePlan{ID: id(manifest.Metal3MachineTemplateKind, "fleet", name), Outcome: o, Strategy: s}
 }
 
+// held builds the plan of a rotation of template "h" with outcome o that a
+// MachineDeployment outside the release still uses.
+func held(o plan.Outcome) plan.TemplatePlan {
+	t := outcome("h", o, plan.StrategyRotate)
+	t.RenameTo = "h-5f1c2a9b0d"
+	t.HeldBy = []manifest.ID{id(manifest.MachineDeploymentKind, "fleet", "md-other")}
+	return t
+}
+
 func TestConclude(t *testing.T) {
 	writeErr := errors.New("admission webhook denied the request")
 	paused := plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ClusterPausedReason, Message: "waiting: Cluster fleet/a is paused"}
@@ -128,6 +137,53 @@ func TestConclude(t *testing.T) {
 		act:  true,
 		want: plan.Conclusion{Status: metav1.ConditionTrue, Reason: api.NoDriftDetectedReason},
 	}, {
+		name:      "acting, a blocked template: False/CorrectionBlocked, counted as drifted; the correction beside it counts",
+		act:       true,
+		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeBlocked, plan.StrategyRecreate), outcome("b", plan.OutcomeDrifted, plan.StrategyInPlace)},
+		writes:    1,
+		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.CorrectionBlockedReason, Drifted: 1,
+			Corrections: []plan.Strategy{plan.StrategyInPlace}, Checked: 2},
+	}, {
+		name:      "warn, a blocked template: only drift",
+		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeBlocked, plan.StrategyRecreate), outcome("b", plan.OutcomeInSync, "")},
+		want:      plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason, Drifted: 1, Checked: 2},
+	}, {
+		name:      "acting, failed and blocked: CorrectionFailed wins, both counted",
+		act:       true,
+		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeBlocked, plan.StrategyRecreate), outcome("b", plan.OutcomeFailed, "")},
+		want:      plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.CorrectionFailedReason, Drifted: 2, Checked: 2},
+	}, {
+		name:      "acting, a held rotation: DriftDetected, nothing corrected",
+		act:       true,
+		templates: []plan.TemplatePlan{held(plan.OutcomeHeld), outcome("b", plan.OutcomeInSync, "")},
+		want:      plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason, Drifted: 1, Checked: 2},
+	}, {
+		name:      "warn, a held rotation: DriftDetected",
+		templates: []plan.TemplatePlan{held(plan.OutcomeHeld)},
+		want:      plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason, Drifted: 1, Checked: 1},
+	}, {
+		name:      "acting, a rotation written that foreign consumers hold: DriftDetected, not DriftCorrected; the rotation counts",
+		act:       true,
+		templates: []plan.TemplatePlan{held(plan.OutcomeDrifted)},
+		writes:    2,
+		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason, Drifted: 1,
+			Corrections: []plan.Strategy{plan.StrategyRotate}, Checked: 1},
+	}, {
+		name:      "warn, a rotation that foreign consumers would hold: counted once",
+		templates: []plan.TemplatePlan{held(plan.OutcomeDrifted)},
+		want:      plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason, Drifted: 1, Checked: 1},
+	}, {
+		name: "write error beside blocked and held templates: CorrectionFailed, every one of them differing",
+		act:  true,
+		templates: []plan.TemplatePlan{
+			outcome("a", plan.OutcomeBlocked, plan.StrategyRecreate),
+			held(plan.OutcomeHeld),
+			drifted,
+		},
+		actErr: writeErr,
+		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.CorrectionFailedReason, Drifted: 3,
+			Corrections: []plan.Strategy{plan.StrategyInPlace}, CorrectionsFailed: true, Checked: 3},
+	}, {
 		name:      "acting on drift with no write made and no error: no correction counted",
 		act:       true,
 		templates: []plan.TemplatePlan{drifted},
@@ -163,6 +219,8 @@ func TestOutcomeDiffers(t *testing.T) {
 		{plan.OutcomeMissing, true},
 		{plan.OutcomeWaiting, true},
 		{plan.OutcomeFailed, true},
+		{plan.OutcomeBlocked, true},
+		{plan.OutcomeHeld, true},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.outcome), func(t *testing.T) {

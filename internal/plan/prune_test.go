@@ -214,7 +214,7 @@ func TestOfRelease(t *testing.T) {
 		{"", false},
 	}
 	for _, tc := range cases {
-		t.Run(tc.ref, func(t *testing.T) {
+		t.Run("ref="+tc.ref, func(t *testing.T) {
 			NewWithT(t).Expect(plan.OfRelease(tc.ref, rel)).To(Equal(tc.want))
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
@@ -83,4 +84,44 @@ func TestMetricsFromSummaries(t *testing.T) {
 	g.Expect(testutil.ToFloat64(m.corrections.WithLabelValues(string(plan.StrategyRotate), "success"))).To(Equal(1.0))
 	g.Expect(testutil.CollectAndCount(m.corrections)).To(Equal(1))
 	g.Expect(testutil.ToFloat64(m.drifted.WithLabelValues("fleet", "cluster-a"))).To(Equal(0.0))
+}
+
+// TestMetricsPruned: every replacement a pass deleted counts once, by kind;
+// a pass that deleted none adds no series; a nil Metrics records nothing.
+func TestMetricsPruned(t *testing.T) {
+	g := NewWithT(t)
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	count := func(kind string) float64 { return testutil.ToFloat64(m.pruned.WithLabelValues(kind)) }
+	m3mt := func(name string) manifest.ID {
+		return manifest.ID{GroupKind: manifest.Metal3MachineTemplateKind, Namespace: "fleet", Name: name}
+	}
+	data := manifest.ID{GroupKind: manifest.Metal3DataTemplateKind, Namespace: "fleet", Name: "workers-data-1111111111"}
+
+	m.observePruned(nil)
+	g.Expect(testutil.CollectAndCount(m.pruned)).To(Equal(0), "nothing pruned, no series")
+
+	m.observePruned([]manifest.ID{m3mt("workers-0a1b2c3d4e"), data})
+	m.observePruned([]manifest.ID{m3mt("cp-9999999999")})
+	g.Expect(count("Metal3MachineTemplate")).To(Equal(2.0))
+	g.Expect(count("Metal3DataTemplate")).To(Equal(1.0))
+	g.Expect(testutil.CollectAndCount(m.pruned)).To(Equal(2), "one series per kind, not per object or release")
+
+	// Through Summarize, as Write reads it.
+	res := result(plan.ModeEnabled, 0, tmpl("workers", plan.OutcomeInSync, nil))
+	res.Pruned = []manifest.ID{data}
+	m.observePruned(Summarize(res).Pruned)
+	g.Expect(count("Metal3DataTemplate")).To(Equal(2.0))
+
+	// The counter is registered under its documented name.
+	families, err := reg.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	var names []string
+	for _, f := range families {
+		names = append(names, f.GetName())
+	}
+	g.Expect(names).To(ContainElement("templatedrift_pruned_replacements_total"))
+
+	var nilMetrics *Metrics
+	nilMetrics.observePruned([]manifest.ID{data}) // does not panic
 }
