@@ -76,6 +76,11 @@ type world struct {
 	r         *controllers.HelmReleaseReconciler
 	// lastErr is what the last reconcile returned.
 	lastErr error
+	// beforeDelete, when set, runs before each delete the add-on makes, to
+	// change the world between the add-on's checks and its write.
+	beforeDelete func(client.Object)
+	// deleteErrs records what each delete of the add-on returned.
+	deleteErrs []error
 }
 
 type staticTarget struct{ t *apply.Target }
@@ -194,7 +199,12 @@ func (w *world) reconciler() *controllers.HelmReleaseReconciler {
 			return write(func() error { return c.Update(ctx, o, opts...) })
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
-			return write(func() error { return c.Delete(ctx, o, opts...) })
+			if w.beforeDelete != nil {
+				w.beforeDelete(o)
+			}
+			err := write(func() error { return c.Delete(ctx, o, opts...) })
+			w.deleteErrs = append(w.deleteErrs, err)
+			return err
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
 			po := &client.PatchOptions{}

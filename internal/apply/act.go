@@ -39,12 +39,17 @@ func Act(ctx context.Context, c client.Client, d plan.Decisions, rel plan.Releas
 		}
 	}
 	for _, t := range d.Templates {
-		if !t.Needs(plan.WriteMarkSuperseded) {
-			continue
-		}
-		log.FromContext(ctx).Info("Marking template superseded", "template", klog.KObj(t.Live), "kind", t.ID.Kind, "replacement", t.RenameTo)
-		if err := w.patch(ctx, t.Live, plan.MarkChanges(t)); err != nil {
-			return w.writes, err
+		switch {
+		case t.Needs(plan.WriteMarkSuperseded):
+			log.FromContext(ctx).Info("Marking template superseded", "template", klog.KObj(t.Live), "kind", t.ID.Kind, "replacement", t.RenameTo)
+			if err := w.patch(ctx, t.Live, plan.MarkChanges(t)); err != nil {
+				return w.writes, err
+			}
+		case t.Needs(plan.WriteUnmark):
+			log.FromContext(ctx).Info("Template matches the manifest again; removing its superseded-by mark", "template", klog.KObj(t.Live), "kind", t.ID.Kind)
+			if err := w.patch(ctx, t.Live, plan.UnmarkChanges(t)); err != nil {
+				return w.writes, err
+			}
 		}
 	}
 	return w.writes, nil

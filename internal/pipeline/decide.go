@@ -47,6 +47,7 @@ func (p *pass) decide(ctx context.Context) error {
 		p.res.Consumers = append(p.res.Consumers, cp)
 	}
 	plan.MarkRollouts(p.res.Templates, p.res.Consumers)
+	plan.MarkRestored(p.res.Templates, p.res.Consumers)
 	if p.res.Options.Prune {
 		p.res.Prune = plan.DecidePrune(use.kinds, use.users, current, p.planRelease())
 	}

@@ -66,6 +66,9 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 		case OutcomeCorrected:
 			corrected = true
 		}
+		if t.Restored && d.Act {
+			corrected = true
+		}
 	}
 	switch {
 	case actErr != nil:

@@ -53,6 +53,10 @@ type ConsumerPlan struct {
 	// found set back; RevertedFrom names the originals it was set back to.
 	Reverted     bool
 	RevertedFrom []manifest.ID
+	// RestoredTo names the originals a reference moves back to from one of
+	// their replacements: the way back, once the original matches the
+	// manifest again.
+	RestoredTo []manifest.ID
 	// Rolls is true when the repoint rolls machines.
 	Rolls bool
 }
@@ -85,6 +89,9 @@ func DecideConsumer(live *unstructured.Unstructured, targets map[manifest.ID]Tar
 			p.Reverted = true
 			p.RevertedFrom = append(p.RevertedFrom, original)
 		}
+		if t.Name == original.Name && !slices.Contains(p.RestoredTo, original) {
+			p.RestoredTo = append(p.RestoredTo, original)
+		}
 		p.Rolls = p.Rolls || manifest.RollsMachines(p.ID.GroupKind)
 	}
 	return p, nil
@@ -93,6 +100,30 @@ func DecideConsumer(live *unstructured.Unstructured, targets map[manifest.ID]Tar
 // IsMarked reports whether live carries the superseded-by annotation naming to.
 func IsMarked(live *unstructured.Unstructured, to string) bool {
 	return live != nil && live.GetAnnotations()[api.SupersededByAnnotation] == to
+}
+
+// MarkRestored completes the way back for each template that matches the
+// manifest: it records whether a consumer of the release moves back to it
+// from a replacement this pass (and whether that rolls machines), and
+// plans the removal of a superseded-by mark left from the rotation, after
+// the consumers are repointed. The mark goes even when no consumer moves:
+// a pass that crashed between the repoints and the unmark finishes here.
+func MarkRestored(templates []TemplatePlan, consumers []ConsumerPlan) {
+	for i := range templates {
+		t := &templates[i]
+		if t.RenameTo != "" || t.Live == nil || (t.Outcome != OutcomeInSync && t.Outcome != OutcomeCorrected) {
+			continue
+		}
+		for _, cp := range consumers {
+			if slices.Contains(cp.RestoredTo, t.ID) {
+				t.Restored = true
+				t.RollsMachines = t.RollsMachines || manifest.RollsMachines(cp.ID.GroupKind)
+			}
+		}
+		if _, marked := t.Live.GetAnnotations()[api.SupersededByAnnotation]; marked {
+			t.Writes = append(t.Writes, WriteUnmark)
+		}
+	}
 }
 
 // MarkRollouts records on each template whether its correction rolls

@@ -79,6 +79,9 @@ const (
 	// WriteMarkSuperseded marks the original with the replacement's name,
 	// after every consumer references the replacement.
 	WriteMarkSuperseded Write = "MarkSuperseded"
+	// WriteUnmark removes the superseded-by mark from an original that
+	// matches the manifest again, after its consumers moved back to it.
+	WriteUnmark Write = "Unmark"
 )
 
 // TemplatePlan is the decision for one template, with the objects acting
@@ -114,6 +117,9 @@ type TemplatePlan struct {
 	// RollsMachines is true when the correction rolls machines: a
 	// MachineDeployment or control plane references the rotated template.
 	RollsMachines bool
+	// Restored is true when consumers of the release move back to this
+	// template from one of its replacements this pass (the way back).
+	Restored bool
 	// Reverted is true when a consumer had been set back to the original
 	// after an earlier repoint.
 	Reverted bool

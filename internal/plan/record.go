@@ -37,6 +37,12 @@ func MarkChanges(p TemplatePlan) []diff.Change {
 	return annotate(p.Live, map[string]string{api.SupersededByAnnotation: p.RenameTo})
 }
 
+// UnmarkChanges removes the superseded-by annotation from an original that
+// is the one in use again.
+func UnmarkChanges(p TemplatePlan) []diff.Change {
+	return []diff.Change{{Path: diff.Pointer("metadata", "annotations", api.SupersededByAnnotation), Op: diff.OpRemove}}
+}
+
 // annotate returns JSON-patch operations that set annotations on live, with
 // a parent that exists: the whole map when live has no annotations.
 func annotate(live *unstructured.Unstructured, set map[string]string) []diff.Change {

@@ -154,6 +154,10 @@ func describe(res *pipeline.Result, detail bool) []string {
 			if detail && t.Outcome != plan.OutcomeCorrected && len(t.Changes) > 0 {
 				line += " [" + diff.Summary(t.Changes, maxValueRunes, maxPathsPerItem) + "]"
 			}
+		case t.Restored && res.Act:
+			line += "matches the manifest again, consumers repointed back to it, rolls machines: " + yesNo(t.RollsMachines)
+		case t.Restored:
+			line += "matches the manifest again, would repoint consumers back to it, rolls machines: " + yesNo(t.RollsMachines)
 		case t.Outcome == plan.OutcomeMissing:
 			line += "missing, would recreate from the manifest, rolls machines: no"
 		case t.Outcome == plan.OutcomeDrifted:
