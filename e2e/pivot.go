@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -247,6 +248,7 @@ func (r *pivotRun) driftSurvivesUpgrade(ctx context.Context) {
 func (r *pivotRun) heal(ctx context.Context) {
 	c := r.mgmt.Client
 	refsBefore := r.refs(ctx)
+	dataTemplatesBefore := r.uids(ctx, "Metal3DataTemplate")
 	By("opting in, with the add-on running as a process")
 	var err error
 	if os.Getenv("E2E_WITHOUT_ADDON") == "1" {
@@ -274,6 +276,9 @@ func (r *pivotRun) heal(ctx context.Context) {
 	wantReason := api.DriftCorrectedReason
 	if r.in.SSA && !r.in.Locked {
 		wantReason = api.NoDriftDetectedReason // the SSA upgrade already re-applied the templates
+	}
+	if r.in.SSA && r.in.Locked {
+		r.blockedThenWayOut(ctx, dataTemplatesBefore)
 	}
 	Eventually(func() string { return reason(ctx, c, r.key, api.TemplatesInSyncCondition) }).Should(Equal(wantReason))
 	if r.in.Locked {
@@ -316,9 +321,56 @@ func (r *pivotRun) reconcileWithFlux(ctx context.Context) {
 	fmt.Fprintf(GinkgoWriter, "$ flux get helmreleases -n %s\n%s\n", ns, out)
 }
 
+// uids maps the names of the objects of kind in the fleet namespace to their UIDs.
+func (r *pivotRun) uids(ctx context.Context, kind string) map[string]string {
+	objs, err := framework.List(ctx, r.mgmt.Client, infra, kind, ns)
+	Expect(err).NotTo(HaveOccurred())
+	out := map[string]string{}
+	for _, o := range objs {
+		out[o.GetName()] = string(o.GetUID())
+	}
+	return out
+}
+
+// blockedThenWayOut is the server-side-apply release with locked, drifted
+// Metal3DataTemplates that the Metal3MachineTemplates use (and CAPM3's
+// finalizer holds): a recreate could never finish, and Helm would set a
+// rotation back. The add-on says so (CorrectionBlocked, with the ways out)
+// and writes nothing. Then the user takes the first way out: the release
+// switches to client-side apply, after which auto rotates.
+func (r *pivotRun) blockedThenWayOut(ctx context.Context, before map[string]string) {
+	c := r.mgmt.Client
+	By("server-side apply: no correction of the in-use locked data templates can stick; the add-on says so and writes nothing")
+	Eventually(func() string { return reason(ctx, c, r.key, api.TemplatesInSyncCondition) }).Should(Equal(api.CorrectionBlockedReason))
+	cond, _, err := framework.Condition(ctx, c, r.key, api.TemplatesInSyncCondition)
+	Expect(err).NotTo(HaveOccurred())
+	fmt.Fprintf(GinkgoWriter, "OBSERVED TemplatesInSync (%s, blocked): %s/%s: %s\n", r.in.Name, cond.Status, cond.Reason, cond.Message)
+	Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+	Expect(cond.Message).To(ContainSubstring("Metal3DataTemplate/mgmt-md0-metadata: correction blocked"))
+	Expect(cond.Message).To(ContainSubstring("in use by Metal3MachineTemplate mgmt-md0"))
+	Expect(cond.Message).To(ContainSubstring("upgrade with client-side apply (spec.upgrade.serverSideApply: disabled), after which auto rotates"))
+	Consistently(func() map[string]string { return r.uids(ctx, "Metal3DataTemplate") }, "5s").Should(Equal(before), "nothing deleted, nothing created")
+	m3dts, err := framework.List(ctx, c, infra, "Metal3DataTemplate", ns)
+	Expect(err).NotTo(HaveOccurred())
+	for _, dt := range m3dts {
+		Expect(dt.GetDeletionTimestamp()).To(BeNil(), "%s is not left Terminating", dt.GetName())
+	}
+	out, err := framework.FluxCLI(ctx, suite.bins.Flux, r.mgmt.KubeConfigPath, "events", "-n", ns, "--for", "HelmRelease/cluster")
+	Expect(err).NotTo(HaveOccurred())
+	fmt.Fprintf(GinkgoWriter, "$ flux events -n %s --for HelmRelease/cluster\n%s\n", ns, out)
+	Expect(out).To(ContainSubstring(api.TemplateCorrectionBlockedEvent))
+
+	By("the way out: the release switches to client-side apply, and auto rotates")
+	hr := framework.NewClusterHelmRelease(ns, framework.ClusterValues{}, true)
+	Expect(c.Get(ctx, r.key, hr)).To(Succeed())
+	base := hr.DeepCopy()
+	hr.Spec.Upgrade.ServerSideApply = helmv2.ServerSideApplyDisabled
+	Expect(c.Patch(ctx, hr, client.MergeFrom(base))).To(Succeed())
+}
+
 // expectLockedHealed checks the Metal3DataTemplates carry the management IP
-// through the strategy auto picks: a rotation on a client-side-apply release,
-// a recreate under the same name on a server-side-apply one.
+// through the rotation auto picks on a client-side-apply release (the
+// server-side-apply one was switched to client-side apply, its way out).
 func (r *pivotRun) expectLockedHealed(ctx context.Context) {
 	c := r.mgmt.Client
 	Eventually(func() []string {
@@ -335,10 +387,6 @@ func (r *pivotRun) expectLockedHealed(ctx context.Context) {
 	}).Should(ConsistOf(mgmtIP, mgmtIP))
 	m3dts, err := framework.List(ctx, c, infra, "Metal3DataTemplate", ns)
 	Expect(err).NotTo(HaveOccurred())
-	if r.in.SSA {
-		Expect(m3dts).To(HaveLen(2), "recreated under the same names")
-		return
-	}
 	Expect(m3dts).To(HaveLen(4), "two originals, two hash-named replacements")
 	for _, dt := range m3dts {
 		if repl := dt.GetAnnotations()[api.SupersededByAnnotation]; repl != "" {

@@ -209,8 +209,11 @@ func action(t DiffTemplate) string {
 		return "drifted, cannot be corrected: " + t.Failed
 	case t.Blocked != "":
 		return "drifted, " + t.Blocked
-	case len(t.HeldBy) > 0:
+	case len(t.HeldBy) > 0 && t.State == string(plan.OutcomeHeld):
 		return fmt.Sprintf("drifted, rotated to %s for the release's consumers, still in use by %s (not of this release, never repointed)",
+			t.Replacement, strings.Join(t.HeldBy, ", "))
+	case len(t.HeldBy) > 0:
+		return fmt.Sprintf("drifted, would rotate to %s for the release's consumers, still in use by %s (not of this release, never repointed)",
 			t.Replacement, strings.Join(t.HeldBy, ", "))
 	case t.State == string(plan.OutcomeMissing):
 		return "missing, would be recreated from the manifest (rolls machines: no)"

@@ -228,9 +228,20 @@ func describeNotes(res *pipeline.Result) string {
 		b.WriteString(". Skipped: " + strings.Join(skipped, ", "))
 	}
 	if len(res.Pruned) > 0 {
-		b.WriteString(". Deleted unused replacements: " + ids(res.Pruned))
+		b.WriteString(pruneNote + ids(res.Pruned))
 	}
 	return b.String()
+}
+
+// pruneNote starts the clean-up note, always the last part of a message.
+const pruneNote = ". Deleted unused replacements: "
+
+// withoutPruneNote cuts the clean-up note off a condition message.
+func withoutPruneNote(msg string) string {
+	if i := strings.Index(msg, pruneNote); i >= 0 {
+		return msg[:i]
+	}
+	return msg
 }
 
 func yesNo(b bool) string {

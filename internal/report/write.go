@@ -28,7 +28,7 @@ type Writer struct {
 // changed), then the events of a new state. It returns whether the
 // condition changed.
 func (w *Writer) Write(ctx context.Context, key client.ObjectKey, out Summary) (bool, error) {
-	var changed bool
+	var changed, significant bool
 	var hr *helmv2.HelmRelease
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		hr = &helmv2.HelmRelease{}
@@ -36,7 +36,7 @@ func (w *Writer) Write(ctx context.Context, key client.ObjectKey, out Summary) (
 			return err
 		}
 		base := hr.DeepCopy()
-		changed = setCondition(hr, out)
+		changed, significant = applyCondition(hr, out)
 		if !changed {
 			return nil
 		}
@@ -47,7 +47,7 @@ func (w *Writer) Write(ctx context.Context, key client.ObjectKey, out Summary) (
 		return false, fmt.Errorf("failed to write %s condition on HelmRelease %s: %w", api.TemplatesInSyncCondition, key, err)
 	}
 	for _, e := range out.Events {
-		if changed || e.Always {
+		if significant || e.Always {
 			if w.Events != nil {
 				w.Events.Eventf(hr, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
 			}
@@ -60,19 +60,33 @@ func (w *Writer) Write(ctx context.Context, key client.ObjectKey, out Summary) (
 
 // setCondition sets (or removes) the condition on hr and reports whether it changed.
 func setCondition(hr *helmv2.HelmRelease, out Summary) bool {
+	changed, _ := applyCondition(hr, out)
+	return changed
+}
+
+// applyCondition sets (or removes) the condition on hr and reports whether it
+// changed, and whether the change is significant: one the condition's
+// events are emitted for. A change of the clean-up note alone (the
+// replacements a pass deleted, which the next pass no longer names) is not:
+// the TemplatePruned event already told it, and the drift events must not
+// repeat for it.
+func applyCondition(hr *helmv2.HelmRelease, out Summary) (changed, significant bool) {
 	current := apimeta.FindStatusCondition(hr.Status.Conditions, api.TemplatesInSyncCondition)
 	switch {
 	case out.Remove:
-		return apimeta.RemoveStatusCondition(&hr.Status.Conditions, api.TemplatesInSyncCondition)
+		changed = apimeta.RemoveStatusCondition(&hr.Status.Conditions, api.TemplatesInSyncCondition)
+		return changed, changed
 	case out.Condition == nil:
-		return false
+		return false, false
 	}
 	want := *out.Condition
 	want.ObservedGeneration = hr.Generation
 	if current != nil && current.Status == want.Status && current.Reason == want.Reason &&
 		current.Message == want.Message && current.ObservedGeneration == want.ObservedGeneration {
-		return false
+		return false, false
 	}
+	significant = current == nil || current.Status != want.Status || current.Reason != want.Reason ||
+		current.ObservedGeneration != want.ObservedGeneration || withoutPruneNote(current.Message) != withoutPruneNote(want.Message)
 	want.LastTransitionTime = metav1.Now()
-	return apimeta.SetStatusCondition(&hr.Status.Conditions, want)
+	return apimeta.SetStatusCondition(&hr.Status.Conditions, want), significant
 }

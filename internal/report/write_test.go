@@ -298,3 +298,29 @@ func deepCopySummary(o Summary) Summary {
 	c.Conclusion.Corrections = append([]plan.Strategy(nil), o.Conclusion.Corrections...)
 	return c
 }
+
+// TestPruneNoteIsNotSignificant: the pass that deletes unused replacements
+// names them in the condition, and the next pass no longer does. Neither
+// change re-emits the condition's drift events: the TemplatePruned event
+// told it. Any other change of the message still does.
+func TestPruneNoteIsNotSignificant(t *testing.T) {
+	g := NewWithT(t)
+	hr := &helmv2.HelmRelease{}
+	cond := func(msg string) Summary {
+		return Summary{Condition: &metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionTrue,
+			Reason: api.DriftCorrectedReason, Message: msg}}
+	}
+	const base = "Corrected release fleet/cluster.v2: Metal3MachineTemplate/workers: rotated to workers-0123456789, rolls machines: yes"
+	changed, significant := applyCondition(hr, cond(base))
+	g.Expect(changed).To(BeTrue())
+	g.Expect(significant).To(BeTrue(), "the first condition")
+	changed, significant = applyCondition(hr, cond(base+pruneNote+"Metal3MachineTemplate fleet/workers-aaaaaaaaaa"))
+	g.Expect(changed).To(BeTrue())
+	g.Expect(significant).To(BeFalse(), "the clean-up note appears")
+	changed, significant = applyCondition(hr, cond(base))
+	g.Expect(changed).To(BeTrue())
+	g.Expect(significant).To(BeFalse(), "the clean-up note goes")
+	changed, significant = applyCondition(hr, cond(base+"; KubeadmConfigTemplate/workers: corrected in place, rolls machines: no"))
+	g.Expect(changed).To(BeTrue())
+	g.Expect(significant).To(BeTrue(), "a new correction")
+}
