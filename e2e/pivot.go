@@ -136,6 +136,9 @@ func (r *pivotRun) pivot(ctx context.Context) {
 	// Machines; one created after the nodeRefs were written makes move
 	// refuse, before it has changed anything. Give it its node and move again.
 	Eventually(func() error {
+		if err := framework.GiveMachinesClaims(ctx, r.boot.Client, ns); err != nil {
+			return err
+		}
 		if err := framework.GiveMachinesNodes(ctx, r.boot.Client, ns); err != nil {
 			return err
 		}
@@ -145,6 +148,9 @@ func (r *pivotRun) pivot(ctx context.Context) {
 	m3mts, err := framework.List(ctx, r.mgmt.Client, infra, "Metal3MachineTemplate", ns)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(m3mts).To(HaveLen(2), "the templates moved")
+	claims, err := framework.List(ctx, r.mgmt.Client, infra, "Metal3DataClaim", ns)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(claims).NotTo(BeEmpty(), "each Metal3Machine's claim moved with it")
 	for _, m := range m3mts {
 		Expect(imageURL(&m)).To(Equal(bootURL))
 		Expect(m.GetAnnotations()).To(HaveKeyWithValue(api.HelmReleaseNameAnnotation, "cluster"), "labels and annotations moved")
@@ -347,8 +353,10 @@ func (r *pivotRun) blockedThenWayOut(ctx context.Context, before map[string]stri
 	fmt.Fprintf(GinkgoWriter, "OBSERVED TemplatesInSync (%s, blocked): %s/%s: %s\n", r.in.Name, cond.Status, cond.Reason, cond.Message)
 	Expect(cond.Status).To(Equal(metav1.ConditionFalse))
 	// The chart puts a content hash in template names, as Sylva's does.
-	Expect(cond.Message).To(MatchRegexp(`Metal3DataTemplate/mgmt-md0-metadata-[0-9a-f]+: correction blocked: .*in use by Metal3MachineTemplate mgmt-md0-[0-9a-f]+; finalizer metal3datatemplate\.infrastructure\.cluster\.x-k8s\.io keeps it`))
-	Expect(cond.Message).To(MatchRegexp(`Metal3DataTemplate/mgmt-cp-metadata-[0-9a-f]+: correction blocked`))
+	// The control-plane Machine's claim, and the Metal3Data CAPM3 rendered
+	// for it, hold its data template as on a live cluster.
+	Expect(cond.Message).To(MatchRegexp(`Metal3DataTemplate/mgmt-cp-metadata-[0-9a-f]+: correction blocked: .*in use by Metal3Data mgmt-cp-metadata-[0-9a-f]+-0, Metal3DataClaim mgmt-cp-[a-z0-9]+, Metal3MachineTemplate mgmt-cp-[0-9a-f]+; finalizer metal3datatemplate\.infrastructure\.cluster\.x-k8s\.io keeps it`))
+	Expect(cond.Message).To(MatchRegexp(`Metal3DataTemplate/mgmt-md0-metadata-[0-9a-f]+: correction blocked: .*in use by .*Metal3MachineTemplate mgmt-md0-[0-9a-f]+; finalizer`))
 	Expect(cond.Message).To(ContainSubstring("upgrade with client-side apply (spec.upgrade.serverSideApply: disabled), after which auto rotates"))
 	Consistently(func() map[string]string { return r.uids(ctx, "Metal3DataTemplate") }, "5s").Should(Equal(before), "nothing deleted, nothing created")
 	m3dts, err := framework.List(ctx, c, infra, "Metal3DataTemplate", ns)

@@ -95,7 +95,47 @@ func PlayProvisioning(ctx context.Context, c client.Client, namespace, cluster s
 	if err != nil {
 		return fmt.Errorf("the Cluster controller did not report Cluster %s provisioned (%s): %w", cluster, last, err)
 	}
+	if err := GiveMachinesClaims(ctx, c, namespace); err != nil {
+		return err
+	}
 	return GiveMachinesNodes(ctx, c, namespace)
+}
+
+// GiveMachinesClaims gives every Metal3Machine the Metal3DataClaim CAPM3
+// makes for it once its host is associated: one claim, owned by the
+// Metal3Machine, naming the Metal3DataTemplate of its machine template.
+// There are no hosts here, so CAPM3 never makes them; a live cluster has
+// them, and they hold the data templates in use (CAPM3's finalizer). The
+// claims move with their Metal3Machines.
+func GiveMachinesClaims(ctx context.Context, c client.Client, namespace string) error {
+	m3ms, err := List(ctx, c, "infrastructure.cluster.x-k8s.io/v1beta1", "Metal3Machine", namespace)
+	if err != nil {
+		return err
+	}
+	for i := range m3ms {
+		m := &m3ms[i]
+		template, _, _ := unstructured.NestedString(m.Object, "spec", "dataTemplate", "name")
+		if template == "" {
+			continue
+		}
+		claim := &unstructured.Unstructured{}
+		claim.SetAPIVersion("infrastructure.cluster.x-k8s.io/v1beta1")
+		claim.SetKind("Metal3DataClaim")
+		claim.SetNamespace(namespace)
+		claim.SetName(m.GetName())
+		claim.SetLabels(map[string]string{"cluster.x-k8s.io/cluster-name": m.GetLabels()["cluster.x-k8s.io/cluster-name"]})
+		claim.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: m.GetAPIVersion(), Kind: m.GetKind(), Name: m.GetName(), UID: m.GetUID(), Controller: ptrTrue()}})
+		_ = unstructured.SetNestedField(claim.Object, template, "spec", "template", "name")
+		if err := c.Create(ctx, claim); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("failed to give Metal3Machine %s its Metal3DataClaim: %w", m.GetName(), err)
+		}
+	}
+	return nil
+}
+
+func ptrTrue() *bool {
+	t := true
+	return &t
 }
 
 func conditionTrue(conds []any, typ string) bool {
