@@ -7,9 +7,51 @@ import (
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/diff"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
+)
+
+// earlierReplacement is a replacement of the locked mgmt-cp that an earlier
+// rotation left, with every control plane still on it.
+const earlierReplacement = "mgmt-cp-0000000000"
+
+// onEarlierReplacement is the world after that rotation and a rollback to
+// a manifest the original matches: the original marked, the replacement
+// with its lineage, the control planes pointing at it. A pass moves them
+// back, removes the mark, and a later one deletes the unused replacement.
+var (
+	onEarlierReplacementLive = withExtra(lockedLive, `---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: LockedMachineTemplate
+metadata: {name: `+earlierReplacement+`}
+spec:
+  template:
+    spec: {image: "http://192.168.100.2/images/ubuntu.qcow2", flavor: large}
+`)
+	onEarlierReplacement = func(o *unstructured.Unstructured) {
+		original := manifest.ID{GroupKind: schema.GroupKind{Group: "infrastructure.cluster.x-k8s.io", Kind: "LockedMachineTemplate"},
+			Namespace: o.GetNamespace(), Name: "mgmt-cp"}
+		switch {
+		case o.GetKind() == "LockedMachineTemplate" && o.GetName() == "mgmt-cp":
+			o.SetAnnotations(merge(o.GetAnnotations(), map[string]string{api.SupersededByAnnotation: earlierReplacement}))
+		case o.GetName() == earlierReplacement:
+			o.SetAnnotations(merge(o.GetAnnotations(), map[string]string{
+				api.ReplacesAnnotation: "mgmt-cp", api.SourceReleaseAnnotation: o.GetNamespace() + "/cluster.v1"}))
+		case manifest.IsConsumer(o.GroupVersionKind().GroupKind()):
+			changes, err := manifest.Repoint(o, original, earlierReplacement)
+			if err != nil || len(changes) == 0 {
+				return
+			}
+			if moved, err := diff.Apply(o, changes); err == nil {
+				o.Object = moved.Object
+			}
+		}
+	}
 )
 
 // templateKinds and consumerKinds are what the crash test counts and checks.
@@ -77,20 +119,34 @@ func TestCrashAfterEachWrite(t *testing.T) {
 		// pass: a recreate has deleted the template and not yet created it.
 		gap     int // -1 when there is no such gap
 		missing string
+		// liveMutate edits the live objects before they are created.
+		liveMutate func(*unstructured.Unstructured)
 	}{
 		{name: "in-place", gap: -1, live: bootstrap, release: mgmt, strategy: "auto", applyMethod: "csa"},
 		{name: "rotate data templates", gap: -1, live: metaLive, release: metaRelease, strategy: "auto", applyMethod: "csa"},
 		{name: "rotate locked machine template", gap: -1, live: lockedLive, release: lockedRelease, strategy: "auto", applyMethod: "csa"},
 		// Only a template nothing uses is recreated; nothing can dangle.
 		{name: "recreate", live: spareLive, release: spareRelease, strategy: "auto", applyMethod: "ssa", gap: -1},
+		// The way back: repoints to the original, its unmark, then the
+		// clean-up's delete of the replacement on the next pass.
+		{name: "way back and clean-up", live: onEarlierReplacementLive, release: lockedLive, strategy: "auto", applyMethod: "csa",
+			gap: -1, liveMutate: onEarlierReplacement},
 	}
 	for _, tc := range cases {
-		sc := scenario{annotations: withStrategy(tc.strategy), live: tc.live, release: tc.release, applyMethod: tc.applyMethod}
+		sc := scenario{annotations: withStrategy(tc.strategy), live: tc.live, release: tc.release, applyMethod: tc.applyMethod, liveMutate: tc.liveMutate}
 		var total int
 		var want map[string]int
 		t.Run(tc.name+"/uninterrupted", func(t *testing.T) {
 			w := newWorld(t, sc)
-			total = w.reconcile()
+			// Every write until the world is quiet: a clean-up deletes on
+			// the pass after the one that made a replacement unused.
+			for pass := 0; pass < 4; pass++ {
+				n := w.reconcile()
+				if n == 0 {
+					break
+				}
+				total += n
+			}
 			want = w.counts()
 			w.g.Expect(total).To(BeNumerically(">", 0))
 		})
@@ -98,7 +154,12 @@ func TestCrashAfterEachWrite(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/crash after %d of %d writes", tc.name, crashAfter, total), func(t *testing.T) {
 				w := newWorld(t, sc)
 				w.failAfter.Store(int32(crashAfter))
-				w.g.Expect(w.reconcile()).To(Equal(crashAfter))
+				// Passes run until one meets the crash.
+				for pass := 0; pass < 4 && w.lastErr == nil; pass++ {
+					w.reconcile()
+				}
+				w.g.Expect(w.lastErr).To(MatchError(errCrash))
+				w.g.Expect(int(w.writes.Load())).To(Equal(crashAfter))
 				if crashAfter == tc.gap {
 					w.expectNoDanglingRefs(tc.missing)
 				} else {

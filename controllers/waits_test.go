@@ -139,7 +139,7 @@ func TestRotateUndoneByHelmRefused(t *testing.T) {
 			g.Expect(cond.Reason).To(Equal(api.InvalidConfigurationReason))
 			g.Expect(cond.Message).To(ContainSubstring(`templatedrift.io/strategy="rotate"`))
 			g.Expect(cond.Message).To(ContainSubstring("sets every repointed reference back"))
-			g.Expect(cond.Message).To(ContainSubstring("use strategy auto or recreate"))
+			g.Expect(cond.Message).To(ContainSubstring("use strategy auto (which recreates a locked template nothing uses, and reports CorrectionBlocked for one in use)"))
 			g.Expect(cond.Message).To(ContainSubstring(tc.message))
 			g.Expect(w.events()).To(ConsistOf(HavePrefix("Warning " + api.InvalidConfigurationReason)))
 			g.Expect(w.list(m3, "Metal3MachineTemplate")).To(HaveLen(2), "no replacement")

@@ -56,7 +56,11 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 		case OutcomeDrifted, OutcomeMissing:
 			if d.Act {
 				corrected = true
-				c.Corrections = append(c.Corrections, t.Strategy)
+				// A pass that only marks a held rotation's original
+				// completes a correction counted when it was made.
+				if !markOnly(t) {
+					c.Corrections = append(c.Corrections, t.Strategy)
+				}
 			}
 			// A rotation that consumers outside the release still hold
 			// leaves the drifted original in use: not in sync.
@@ -66,8 +70,12 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 		case OutcomeCorrected:
 			corrected = true
 		}
-		if t.Restored && d.Act {
+		switch {
+		case t.Restored && d.Act:
 			corrected = true
+		case t.Restored:
+			// Consumers still point at a replacement: drift of their references.
+			c.Drifted++
 		}
 	}
 	switch {
@@ -89,6 +97,11 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 		c.Corrections = nil
 	}
 	return c
+}
+
+// markOnly reports whether the only write left is the superseded-by mark.
+func markOnly(t TemplatePlan) bool {
+	return len(t.Writes) == 1 && t.Writes[0] == WriteMarkSuperseded
 }
 
 // differing counts the templates a pass whose writes failed may have left

@@ -49,6 +49,34 @@ func TestConclude(t *testing.T) {
 		writes:    2,
 		want:      plan.Conclusion{Status: metav1.ConditionUnknown, Reason: api.ClusterPausedReason, Drifted: plan.UnknownDrift},
 	}, {
+		name: "warn mode, consumers would move back to an original that matches again: drift of their references",
+		templates: []plan.TemplatePlan{func() plan.TemplatePlan {
+			t := outcome("a", plan.OutcomeInSync, "")
+			t.Restored = true
+			return t
+		}()},
+		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason, Drifted: 1, Checked: 1},
+	}, {
+		name: "enabled, consumers moved back: corrected",
+		act:  true,
+		templates: []plan.TemplatePlan{func() plan.TemplatePlan {
+			t := outcome("a", plan.OutcomeInSync, "")
+			t.Restored = true
+			return t
+		}()},
+		writes: 5,
+		want:   plan.Conclusion{Status: metav1.ConditionTrue, Reason: api.DriftCorrectedReason, Checked: 1},
+	}, {
+		name: "the pass that only marks a held rotation's original counts no new correction",
+		act:  true,
+		templates: []plan.TemplatePlan{func() plan.TemplatePlan {
+			t := outcome("a", plan.OutcomeDrifted, plan.StrategyRotate)
+			t.Writes = []plan.Write{plan.WriteMarkSuperseded}
+			return t
+		}()},
+		writes: 1,
+		want:   plan.Conclusion{Status: metav1.ConditionTrue, Reason: api.DriftCorrectedReason, Checked: 1},
+	}, {
 		name:    "remove verdict",
 		verdict: &plan.Verdict{Remove: true},
 		want:    plan.Conclusion{Remove: true, Drifted: plan.UnknownDrift},

@@ -202,7 +202,7 @@ func GateRotateUndone(f Facts) (Verdict, bool) {
 		why = append(why, "helm-controller drift detection is enabled, so it sets every repointed reference back when it corrects drift")
 		out = append(out, "set spec.driftDetection.mode to warn")
 	}
-	msg := fmt.Sprintf("%s: annotation %s=%q cannot work with this release: %s, and each flip rolls machines; use strategy auto or recreate, or %s",
+	msg := fmt.Sprintf("%s: annotation %s=%q cannot work with this release: %s, and each flip rolls machines; use strategy auto (which recreates a locked template nothing uses, and reports CorrectionBlocked for one in use), or %s",
 		ErrInvalidConfiguration, api.StrategyAnnotation, StrategyRotate, strings.Join(why, "; "), strings.Join(out, " and "))
 	return Verdict{Status: metav1.ConditionFalse, Reason: api.InvalidConfigurationReason, Message: msg}, true
 }

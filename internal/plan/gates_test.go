@@ -282,17 +282,17 @@ func TestSingleGates(t *testing.T) {
 		{
 			name: "rotate undone: rotate with ssa is refused", gate: plan.GateRotateUndone, wantStop: true,
 			facts: plan.Facts{Options: rotate, Helm: plan.HelmFacts{ApplyMethod: "ssa"}},
-			want:  invalid(ssaWhy + ", and each flip rolls machines; use strategy auto or recreate, or " + ssaOut),
+			want:  invalid(ssaWhy + ", and each flip rolls machines; use strategy auto (which recreates a locked template nothing uses, and reports CorrectionBlocked for one in use), or " + ssaOut),
 		},
 		{
 			name: "rotate undone: rotate with drift detection enabled is refused", gate: plan.GateRotateUndone, wantStop: true,
 			facts: plan.Facts{Options: plan.Options{Mode: plan.ModeWarn, Strategy: plan.StrategyRotate}, Helm: plan.HelmFacts{ApplyMethod: "csa", DriftDetectionEnabled: true}},
-			want:  invalid(driftWhy + ", and each flip rolls machines; use strategy auto or recreate, or set spec.driftDetection.mode to warn"),
+			want:  invalid(driftWhy + ", and each flip rolls machines; use strategy auto (which recreates a locked template nothing uses, and reports CorrectionBlocked for one in use), or set spec.driftDetection.mode to warn"),
 		},
 		{
 			name: "rotate undone: both causes, both ways out", gate: plan.GateRotateUndone, wantStop: true,
 			facts: plan.Facts{Options: rotate, Helm: plan.HelmFacts{ApplyMethod: "ssa", DriftDetectionEnabled: true}},
-			want:  invalid(ssaWhy + "; " + driftWhy + ", and each flip rolls machines; use strategy auto or recreate, or " + ssaOut + " and set spec.driftDetection.mode to warn"),
+			want:  invalid(ssaWhy + "; " + driftWhy + ", and each flip rolls machines; use strategy auto (which recreates a locked template nothing uses, and reports CorrectionBlocked for one in use), or " + ssaOut + " and set spec.driftDetection.mode to warn"),
 		},
 		{name: "cluster unavailable: every Cluster live passes", gate: plan.GateClusterUnavailable, facts: plan.Facts{MissingClusters: []string{}}},
 		{

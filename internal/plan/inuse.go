@@ -85,11 +85,12 @@ func DeleteBlocked(live *unstructured.Unstructured, users []User) (string, bool)
 		why = append(why, "it is in use by "+describeUsers(users))
 	}
 	for _, f := range live.GetFinalizers() {
-		if f == Metal3DataTemplateFinalizer && live.GroupVersionKind().GroupKind() == manifest.Metal3DataTemplateKind && len(users) == 0 {
-			continue
-		}
-		if f == Metal3DataTemplateFinalizer {
-			why = append(why, fmt.Sprintf("finalizer %s keeps it until no Metal3DataClaim or Metal3Data names it", f))
+		if f == Metal3DataTemplateFinalizer && live.GroupVersionKind().GroupKind() == manifest.Metal3DataTemplateKind {
+			// CAPM3 releases it at once unless a claim or Metal3Data
+			// names the template; only then does it hold the delete.
+			if claimed(users) {
+				why = append(why, fmt.Sprintf("finalizer %s keeps it until no Metal3DataClaim or Metal3Data names it", f))
+			}
 			continue
 		}
 		why = append(why, fmt.Sprintf("finalizer %s keeps it for as long as its controller decides", f))
@@ -98,6 +99,16 @@ func DeleteBlocked(live *unstructured.Unstructured, users []User) (string, bool)
 		return "", false
 	}
 	return strings.Join(why, "; "), true
+}
+
+// claimed reports whether a Metal3DataClaim or a Metal3Data is among users.
+func claimed(users []User) bool {
+	for _, u := range users {
+		if u.ID.GroupKind == manifest.Metal3DataClaimKind || u.ID.GroupKind == manifest.Metal3DataKind {
+			return true
+		}
+	}
+	return false
 }
 
 // describeUsers names users for a message, stably: one per kind by name

@@ -297,7 +297,14 @@ metadata: {name: workers, namespace: fleet}
 		live:        m3mt,
 		finalizers:  []string{capm3},
 		wantBlocked: true,
-		wantMessage: "finalizer " + capm3 + " keeps it until no Metal3DataClaim or Metal3Data names it",
+		wantMessage: "finalizer " + capm3 + " keeps it for as long as its controller decides",
+	}, {
+		name:        "CAPM3's finalizer with only a machine template using it: the use blocks, the finalizer is not named",
+		live:        m3dt,
+		finalizers:  []string{capm3},
+		users:       []plan.User{{ID: id(manifest.Metal3MachineTemplateKind, "fleet", "workers"), Own: true}},
+		wantBlocked: true,
+		wantMessage: "it is in use by Metal3MachineTemplate workers",
 	}, {
 		name:        "an unknown finalizer blocks, even with no user",
 		live:        m3mt,

@@ -86,6 +86,15 @@ func Summarize(res *pipeline.Result) Summary {
 	default:
 		out.set(c, fmt.Sprintf("%d templates of release %s match the manifest", c.Checked, ref)+notes)
 	}
+	// A pass that wrote corrections but still ends not in sync (another
+	// template blocked, or a rotation held) tells them too, with the fields
+	// changed: its condition event is about what is left.
+	if res.Writes > 0 && res.Err == nil && (c.Reason == api.CorrectionBlockedReason || c.Reason == api.DriftDetectedReason) {
+		if made := corrections(res); len(made) > 0 {
+			out.event(corev1.EventTypeNormal, api.TemplateDriftCorrectedEvent,
+				fmt.Sprintf("Corrected release %s: %s", ref, strings.Join(made, "; ")), true)
+		}
+	}
 	if len(res.Pruned) > 0 {
 		out.event(corev1.EventTypeNormal, api.TemplatePrunedEvent,
 			fmt.Sprintf("Deleted unused replacements of release %s: %s", ref, ids(res.Pruned)), true)
@@ -185,6 +194,26 @@ func ids(in []manifest.ID) string {
 		out = append(out, id.Kind+" "+id.Namespace+"/"+id.Name)
 	}
 	return strings.Join(out, ", ")
+}
+
+// corrections renders, with the fields changed, one line per template the
+// pass corrected (its writes were made).
+func corrections(res *pipeline.Result) []string {
+	var lines []string
+	for _, t := range res.Templates {
+		if !res.Act || (t.Outcome != plan.OutcomeDrifted && t.Outcome != plan.OutcomeMissing) || len(t.Writes) == 0 {
+			continue
+		}
+		line := t.ID.Kind + "/" + t.ID.Name + ": " + done(t)
+		if len(t.HeldBy) > 0 {
+			line = t.ID.Kind + "/" + t.ID.Name + ": " + held(t)
+		}
+		if len(t.Changes) > 0 {
+			line += " [" + diff.Summary(t.Changes, maxValueRunes, maxPathsPerItem) + "]"
+		}
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // done says what a correction did, from the strategy alone.

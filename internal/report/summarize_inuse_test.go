@@ -67,13 +67,19 @@ func TestSummarizeInUse(t *testing.T) {
 		wantDrifted: 1,
 	}, {
 		name: "enabled, blocked beside a correction made: still CorrectionBlocked, both lines, the correction counted",
-		res:  result(plan.ModeEnabled, 1, tmpl("workers", plan.OutcomeBlocked, blocked), tmpl("cp", plan.OutcomeDrifted, inPlace)),
+		res: result(plan.ModeEnabled, 1, tmpl("workers", plan.OutcomeBlocked, blocked), tmpl("cp", plan.OutcomeDrifted, func(t *plan.TemplatePlan) {
+			inPlace(t)
+			t.Writes = []plan.Write{plan.WritePatch}
+		})),
 		want: metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionFalse, Reason: api.CorrectionBlockedReason,
 			Message: "Correction of release fleet/cluster-a.v3 blocked: Metal3MachineTemplate/workers: " + blockedMsg +
 				"; Metal3MachineTemplate/cp: corrected in place, rolls machines: no"},
 		wantEvents: []Event{{Type: corev1.EventTypeWarning, Reason: api.TemplateCorrectionBlockedEvent,
 			Message: "Correction of release fleet/cluster-a.v3 blocked: Metal3MachineTemplate/workers: " + blockedMsg +
-				"; Metal3MachineTemplate/cp: corrected in place, rolls machines: no"}},
+				"; Metal3MachineTemplate/cp: corrected in place, rolls machines: no"},
+			// The correction made is told too, as on a pass that ends in sync.
+			{Type: corev1.EventTypeNormal, Reason: api.TemplateDriftCorrectedEvent, Always: true,
+				Message: "Corrected release fleet/cluster-a.v3: Metal3MachineTemplate/cp: corrected in place, rolls machines: no [/spec/template/spec/image/url: \"http://10.0.0.1/img\" → \"http://10.0.0.2/img\"]"}},
 		wantDrifted:     1,
 		wantCorrections: []plan.Strategy{plan.StrategyInPlace},
 	}, {
