@@ -47,7 +47,7 @@ func Act(ctx context.Context, c client.Client, d plan.Decisions, rel plan.Releas
 			}
 		case t.Needs(plan.WriteUnmark):
 			log.FromContext(ctx).Info("Template matches the manifest again; removing its superseded-by mark", "template", klog.KObj(t.Live), "kind", t.ID.Kind)
-			if err := w.patch(ctx, t.Live, plan.UnmarkChanges(t)); err != nil {
+			if err := w.patch(ctx, t.Live, plan.UnmarkChanges()); err != nil {
 				return w.writes, err
 			}
 		}

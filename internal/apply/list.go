@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,7 +15,7 @@ import (
 // cluster without MachinePools, or without RKE2, has no such users.
 func ListKind(ctx context.Context, c client.Client, gk schema.GroupKind, namespace string) ([]*unstructured.Unstructured, error) {
 	mapping, err := c.RESTMapper().RESTMapping(gk)
-	if meta.IsNoMatchError(err) {
+	if apimeta.IsNoMatchError(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -29,7 +29,7 @@ func List(ctx context.Context, c client.Reader, gvk schema.GroupVersionKind, nam
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
-		if meta.IsNoMatchError(err) {
+		if apimeta.IsNoMatchError(err) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("failed to list %s in namespace %s: %w", gvk.Kind, namespace, err)

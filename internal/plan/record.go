@@ -39,7 +39,7 @@ func MarkChanges(p TemplatePlan) []diff.Change {
 
 // UnmarkChanges removes the superseded-by annotation from an original that
 // is the one in use again.
-func UnmarkChanges(p TemplatePlan) []diff.Change {
+func UnmarkChanges() []diff.Change {
 	return []diff.Change{{Path: diff.Pointer("metadata", "annotations", api.SupersededByAnnotation), Op: diff.OpRemove}}
 }
 
