@@ -249,6 +249,17 @@ func withImage(v values, url string) values {
 	return v
 }
 
+// rotateThenUpgrade rotates the locked mgmt-cp of a locked world, then
+// records release v2, which renders another image: the next pass rotates
+// it a second time. It returns the first replacement's name.
+func (w *world) rotateThenUpgrade() string {
+	w.t.Helper()
+	w.reconcile()
+	first := expectRotated(w, m3, "LockedMachineTemplate", "mgmt-cp").GetName()
+	w.storeAndRecord(2, "deployed", render(withImage(lockedRelease, v2Image)))
+	return first
+}
+
 // TestChainOfRotationsAndTheWayBack: a second rotation of the same locked
 // original moves the consumers left on the first replacement to the
 // newest; the first replacement, unused, is then deleted. A rollback to a
@@ -257,11 +268,7 @@ func withImage(v values, url string) values {
 func TestChainOfRotationsAndTheWayBack(t *testing.T) {
 	w := newWorld(t, scenario{annotations: enabled, live: lockedLive, release: lockedRelease, applyMethod: "csa"})
 	g := w.g
-	w.reconcile()
-	first := expectRotated(w, m3, "LockedMachineTemplate", "mgmt-cp").GetName()
-
-	// Release v2 renders another image: a second rotation.
-	w.storeAndRecord(2, "deployed", render(withImage(lockedRelease, v2Image)))
+	first := w.rotateThenUpgrade()
 	g.Expect(w.reconcile()).To(Equal(8), "the worker Metal3MachineTemplate in place, the second replacement, 5 control planes moved from the first, the mark")
 	second := w.get(m3, "LockedMachineTemplate", "mgmt-cp").GetAnnotations()[api.SupersededByAnnotation]
 	g.Expect(second).NotTo(BeEmpty())
@@ -403,9 +410,7 @@ func withMetadataIP(v values, ip string) values {
 func TestPruneRaceIsSafe(t *testing.T) {
 	w := newWorld(t, scenario{annotations: enabled, live: lockedLive, release: lockedRelease, applyMethod: "csa"})
 	g := w.g
-	w.reconcile()
-	first := expectRotated(w, m3, "LockedMachineTemplate", "mgmt-cp").GetName()
-	w.storeAndRecord(2, "deployed", render(withImage(lockedRelease, v2Image)))
+	first := w.rotateThenUpgrade()
 	w.reconcile()
 
 	raced := false

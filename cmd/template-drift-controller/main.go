@@ -117,7 +117,7 @@ func managerOptions(f *flags, scheme *runtime.Scheme, selector labels.Selector) 
 		LeaseDuration:                 &f.leaderElection.LeaseDuration,
 		RenewDeadline:                 &f.leaderElection.RenewDeadline,
 		RetryPeriod:                   &f.leaderElection.RetryPeriod,
-		LeaderElectionID:              api.ControllerName + "-leader-election",
+		LeaderElectionID:              leaderElectionID(f.watch.LabelSelector),
 		GracefulShutdownTimeout:       &f.gracefulShutdown,
 		Logger:                        ctrl.Log,
 		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
@@ -135,6 +135,18 @@ func managerOptions(f *flags, scheme *runtime.Scheme, selector labels.Selector) 
 		}
 	}
 	return opts
+}
+
+// leaderElectionID is the Lease name, as helm-controller names its own: a
+// shard (--watch-label-selector) gets the base name with a short hash of its
+// selector, so that shards deployed side by side each elect their own
+// leader instead of waiting on one another's Lease.
+func leaderElectionID(watchSelector string) string {
+	base := api.ControllerName + "-leader-election"
+	if watchSelector == "" {
+		return base
+	}
+	return leaderelection.GenerateID(base, watchSelector)
 }
 
 func newScheme() *runtime.Scheme {
