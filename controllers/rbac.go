@@ -14,9 +14,11 @@ package controllers
 // +kubebuilder:rbac:groups=helm.toolkit.fluxcd.io,resources=helmreleases,verbs=get;list;watch
 // +kubebuilder:rbac:groups=helm.toolkit.fluxcd.io,resources=helmreleases/status,verbs=get;patch
 
-// Helm release storage Secrets (metadata list + get) and spec.kubeConfig
-// secretRefs. Read-only: the controller never writes a Secret.
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list
+// Helm release storage Secrets (metadata list + get, and a metadata-only
+// watch of those labelled owner=helm, which serves the passes' reads) and
+// spec.kubeConfig secretRefs. Read-only: the controller never writes a
+// Secret, and never caches Secret data.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 
 // spec.serviceAccountName (and --default-service-account) are impersonated,
 // as helm-controller does. Users and groups are never impersonated.

@@ -19,6 +19,21 @@ import (
 type WatchKinds struct {
 	Watch     []schema.GroupVersionKind
 	Forbidden []schema.GroupVersionKind
+	// Read are the group kinds a pass may read from informers: the watched
+	// kinds, and the Clusters and the objects that only use templates
+	// (MachineSets, Metal3DataClaims, Metal3Data) where the controller may
+	// list and watch them cluster-wide.
+	Read []schema.GroupKind
+	// SecretMetadata is true when the controller may list and watch
+	// Secrets cluster-wide: the metadata of Helm's release Secrets is then
+	// read from an informer.
+	SecretMetadata bool
+}
+
+// readOnlyKinds are read by every pass but never watched for changes.
+var readOnlyKinds = map[schema.GroupKind]bool{
+	manifest.ClusterKind: true, manifest.MachineSetKind: true,
+	manifest.Metal3DataClaimKind: true, manifest.Metal3DataKind: true,
 }
 
 // ResolveWatchKinds asks the API server which of the template kinds and
@@ -43,19 +58,27 @@ func ResolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *manifest.Ki
 		}
 		for _, r := range l.APIResources {
 			gk := schema.GroupKind{Group: gv.Group, Kind: r.Kind}
-			if (!kinds.Match(gk) && !manifest.IsConsumer(gk)) || gk == manifest.MachineSetKind || strings.Contains(r.Name, "/") {
+			watched := (kinds.Match(gk) || manifest.IsConsumer(gk)) && gk != manifest.MachineSetKind
+			if (!watched && !readOnlyKinds[gk]) || strings.Contains(r.Name, "/") {
 				continue
 			}
 			ok, err := mayWatch(ctx, cs, gv.Group, r.Name)
 			if err != nil {
 				return WatchKinds{}, err
 			}
-			if ok {
+			switch {
+			case ok && watched:
 				out.Watch = append(out.Watch, gv.WithKind(r.Kind))
-			} else {
+				out.Read = append(out.Read, gk)
+			case ok:
+				out.Read = append(out.Read, gk)
+			case watched:
 				out.Forbidden = append(out.Forbidden, gv.WithKind(r.Kind))
 			}
 		}
+	}
+	if out.SecretMetadata, err = mayWatch(ctx, cs, "", "secrets"); err != nil {
+		return WatchKinds{}, err
 	}
 	return out, nil
 }

@@ -52,12 +52,17 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	if err != nil {
 		return WatchKinds{}, err
 	}
+	cached, err := newReadCache(mgr, kinds)
+	if err != nil {
+		return WatchKinds{}, err
+	}
 	r := &HelmReleaseReconciler{
 		Client: mgr.GetClient(),
 		Engine: &pipeline.Engine{Kinds: cfg.Kinds, Releases: release.NewReader(cfg.MaxManifestBytes),
 			MaxManifestBytes: cfg.MaxManifestBytes, DeleteWait: cfg.DeleteWait,
 			Targets: &apply.Targets{Local: apply.LogWarningsOnce(rest.CopyConfig(mgr.GetConfig())), Reader: mgr.GetAPIReader(),
-				Scheme: mgr.GetScheme(), DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts}},
+				Scheme: mgr.GetScheme(), DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts,
+				Cached: cached}},
 		Reporter:       &report.Writer{Client: mgr.GetClient(), Events: cfg.Events, Metrics: report.NewMetrics(cfg.Metrics)},
 		ResyncInterval: cfg.ResyncInterval,
 	}

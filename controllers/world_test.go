@@ -56,6 +56,9 @@ type scenario struct {
 	// realTargets resolves the target as production does (spec.kubeConfig,
 	// impersonation) instead of the counting, crash-injecting client.
 	realTargets bool
+	// cached reads the target through informers, as production reads the
+	// local cluster as the controller's own identity (see cachedReader).
+	cached bool
 }
 
 // world is one scenario set up in its own namespace, with a reconciler whose
@@ -81,6 +84,8 @@ type world struct {
 	beforeDelete func(client.Object)
 	// deleteErrs records what each delete of the add-on returned.
 	deleteErrs []error
+	// liveReads counts the reads a cached world made live.
+	liveReads atomic.Int32
 }
 
 type staticTarget struct{ t *apply.Target }
@@ -113,7 +118,7 @@ func newWorld(t *testing.T, sc scenario) *world {
 	w.rel = testenv.Release{Name: relName, Namespace: w.ns, Version: 1, Status: sc.status, ApplyMethod: sc.applyMethod, Manifest: render(sc.release)}
 	w.g.Expect(testenv.CreateLive(w.ctx, w.tgt.Client, w.ns, relName, render(sc.live), sc.liveMutate)).To(Succeed())
 	w.createHelmRelease(sc)
-	w.r = w.reconciler()
+	w.r = w.reconciler(sc.cached)
 	if sc.realTargets {
 		w.r.Engine.Targets = &apply.Targets{Local: env.Config, Reader: env.Client, Scheme: testenv.Scheme()}
 	}
@@ -172,7 +177,7 @@ func merge(a, b map[string]string) map[string]string {
 
 // reconciler builds the controller with a target client that counts real
 // writes (dry-runs excluded) and crashes when told to.
-func (w *world) reconciler() *controllers.HelmReleaseReconciler {
+func (w *world) reconciler(cached bool) *controllers.HelmReleaseReconciler {
 	// write makes one real write and counts it once it succeeded (a write
 	// that lost a race to a Cluster API or Metal3 controller is no write),
 	// or crashes instead when told to.
@@ -220,10 +225,14 @@ func (w *world) reconciler() *controllers.HelmReleaseReconciler {
 	kinds, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
 	w.g.Expect(err).NotTo(HaveOccurred())
 	w.recorder = events.NewFakeRecorder(100)
+	target := &apply.Target{Client: c, Secrets: cs.CoreV1(), Key: "test"}
+	if cached {
+		target.Reader = w.cachedReader()
+	}
 	return &controllers.HelmReleaseReconciler{
 		Client: env.Client,
 		Engine: &pipeline.Engine{Kinds: kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes), MaxManifestBytes: manifest.DefaultMaxManifestBytes,
-			DeleteWait: 5 * time.Second, Targets: staticTarget{t: &apply.Target{Client: c, Secrets: cs.CoreV1(), Key: "test"}}},
+			DeleteWait: 5 * time.Second, Targets: staticTarget{t: target}},
 		Reporter:       &report.Writer{Client: env.Client, Events: w.recorder},
 		ResyncInterval: 10 * time.Minute,
 	}
@@ -248,6 +257,8 @@ func (w *world) reconcile() int {
 		if !errors.Is(err, apply.ErrConflict) {
 			break
 		}
+		time.Sleep(100 * time.Millisecond) // the workqueue's back-off, shortened
+
 	}
 	w.lastErr = err
 	if err != nil {

@@ -32,7 +32,7 @@ func TestLeaderElectionIDPerShard(t *testing.T) {
 	one, two := leaderElectionID(shardKey+" in (shard1)"), leaderElectionID(shardKey+" in (shard2)")
 	g.Expect(one).To(MatchRegexp("^" + base + "-[0-9a-f]{8}$"))
 	g.Expect(one).NotTo(Equal(two))
-	g.Expect(leaderElectionID(shardKey + " in (shard1)")).To(Equal(one), "stable")
+	g.Expect(leaderElectionID(shardKey+" in (shard1)")).To(Equal(one), "stable")
 }
 
 // TestTwoShards runs two controller processes on one API server, sharded
@@ -127,4 +127,3 @@ func tail(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
-

@@ -13,8 +13,8 @@ import (
 // ListKind lists the objects of kind gk in namespace, in the version the
 // server prefers. A kind the server does not serve lists nothing: a
 // cluster without MachinePools, or without RKE2, has no such users.
-func ListKind(ctx context.Context, c client.Client, gk schema.GroupKind, namespace string) ([]*unstructured.Unstructured, error) {
-	mapping, err := c.RESTMapper().RESTMapping(gk)
+func ListKind(ctx context.Context, c client.Reader, mapper apimeta.RESTMapper, gk schema.GroupKind, namespace string) ([]*unstructured.Unstructured, error) {
+	mapping, err := mapper.RESTMapping(gk)
 	if apimeta.IsNoMatchError(err) {
 		return nil, nil
 	}

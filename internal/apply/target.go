@@ -33,15 +33,39 @@ func LogWarningsOnce(cfg *rest.Config) *rest.Config {
 // Target is how the pipeline reaches the cluster a HelmRelease deploys to,
 // as the identity helm-controller would use there.
 type Target struct {
-	// Client reads and writes objects (uncached, so every pass sees the world
-	// as it is).
+	// Client writes objects, and reads them when Reader is nil (uncached,
+	// so such a pass sees the world as it is).
 	Client client.Client
+	// Reader, when set, serves the pass's reads from informers (a
+	// *CachedReader, for the local cluster as the controller's own
+	// identity). Writes carry the resourceVersion they read, so a read
+	// that lags is refused as a conflict and the pass runs again.
+	Reader client.Reader
 	// Secrets feeds Helm's storage driver.
 	Secrets corev1client.SecretsGetter
 	// Key identifies cluster and identity, for memoization.
 	Key string
 	// Remote is true for spec.kubeConfig targets.
 	Remote bool
+}
+
+// Read returns the reader of the pass's reads: Reader, or Client.
+func (t *Target) Read() client.Reader {
+	if t.Reader != nil {
+		return t.Reader
+	}
+	return t.Client
+}
+
+// Cached reports whether reads come from informers.
+func (t *Target) Cached() bool { return t.Reader != nil }
+
+// Fresh returns the target with every read made live: a pass confirms
+// with it, before a delete, what the informers said.
+func (t *Target) Fresh() *Target {
+	c := *t
+	c.Reader = nil
+	return &c
 }
 
 // Targets builds Targets for HelmReleases and caches them by cluster and
@@ -58,6 +82,9 @@ type Targets struct {
 	DefaultServiceAccount string
 	// KubeConfigOpts tune remote clients, as helm-controller's flags do.
 	KubeConfigOpts runtimeclient.KubeConfigOptions
+	// Cached, when set, serves the reads of the local cluster as the
+	// controller's own identity (no impersonation) from informers.
+	Cached client.Reader
 
 	mu    sync.Mutex
 	cache map[string]*Target
@@ -97,6 +124,9 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 		t.cache = map[string]*Target{}
 	}
 	tg := &Target{Client: c, Secrets: cs.CoreV1(), Key: key, Remote: remote}
+	if key == "local" && t.Cached != nil {
+		tg.Reader = t.Cached
+	}
 	t.cache[key] = tg
 	return tg, nil
 }

@@ -67,7 +67,7 @@ func TestServiceAccountAccess(t *testing.T) {
 		{"update", flux, "helmreleases/status", "fleet", false},
 		{"list", "", "secrets", "", true},
 		{"get", "", "secrets", "fleet", true},
-		{"watch", "", "secrets", "", false},
+		{"watch", "", "secrets", "", true},
 		{"create", "", "secrets", "fleet", false},
 		{"update", "", "secrets", "fleet", false},
 		{"patch", "", "secrets", "fleet", false},

@@ -59,7 +59,7 @@ func (p *pass) decide(ctx context.Context) error {
 // (see confirm), the server's answer to an in-place correction, and the
 // replacement a rotation would use.
 func (p *pass) decideTemplate(ctx context.Context, m *unstructured.Unstructured, renames map[manifest.ID]string) (plan.TemplatePlan, error) {
-	c := p.target.Client
+	c := p.target.Read()
 	desired, err := plan.EffectiveDesired(m, renames)
 	if err != nil {
 		return plan.TemplatePlan{}, err

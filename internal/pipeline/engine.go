@@ -84,16 +84,19 @@ func (e *Engine) Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return stopped(res, err)
 	}
-	p := &pass{engine: e, hr: hr, target: target, res: res}
-	if err := p.gather(ctx, &facts); err != nil {
-		return stopped(res, err)
+	p, stop, err := e.plan(ctx, hr, target, res, facts)
+	if err != nil || stop {
+		return orNil(res, err), err
 	}
-	if v, stop := plan.Evaluate(facts, plan.Gates); stop {
-		res.Verdict = &v
-		return res, nil
-	}
-	if err := p.decide(ctx); err != nil {
-		return stopped(res, err)
+	if target.Cached() && res.Act && deletes(res.Decisions) {
+		// A delete is decided on what the informers said; before it is
+		// made, the pass decides again from live reads, so "unused" is
+		// never a cache that lags a new user.
+		target = target.Fresh()
+		res = &Result{Decisions: plan.Decisions{Options: opts, Act: res.Act}}
+		if p, stop, err = e.plan(ctx, hr, target, res, facts); err != nil || stop {
+			return orNil(res, err), err
+		}
 	}
 	if res.Act {
 		res.Writes, res.Err = apply.Act(ctx, target.Client, res.Decisions, p.planRelease(), p.clusters, e.DeleteWait)
@@ -102,6 +105,48 @@ func (e *Engine) Run(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// plan gathers and decides one pass: the facts, the gates, the decisions.
+// It reports stop when a gate or an error verdict ended the pass (res then
+// carries the verdict), and returns an error only for a failed pass.
+func (e *Engine) plan(ctx context.Context, hr *helmv2.HelmRelease, target *apply.Target, res *Result, facts plan.Facts) (*pass, bool, error) {
+	p := &pass{engine: e, hr: hr, target: target, res: res}
+	if err := p.gather(ctx, &facts); err != nil {
+		r, err := stopped(res, err)
+		return p, r != nil, err
+	}
+	if v, stop := plan.Evaluate(facts, plan.Gates); stop {
+		res.Verdict = &v
+		return p, true, nil
+	}
+	if err := p.decide(ctx); err != nil {
+		r, err := stopped(res, err)
+		return p, r != nil, err
+	}
+	return p, false, nil
+}
+
+// orNil is res, or nil with a failed pass's error.
+func orNil(res *Result, err error) *Result {
+	if err != nil {
+		return nil
+	}
+	return res
+}
+
+// deletes reports whether the decisions delete anything: a recreate, or
+// the clean-up of a replacement.
+func deletes(d plan.Decisions) bool {
+	if len(d.Prune) > 0 {
+		return true
+	}
+	for _, t := range d.Templates {
+		if t.Needs(plan.WriteDelete) {
+			return true
+		}
+	}
+	return false
 }
 
 // stopped ends a pass that met err: as a verdict when the plan says the

@@ -44,7 +44,7 @@ func (p *pass) planRelease() plan.Release {
 }
 
 func (p *pass) source() release.Source {
-	return release.Source{Secrets: p.target.Secrets, Meta: p.target.Client, Key: p.target.Key}
+	return release.Source{Secrets: p.target.Secrets, Meta: p.target.Read(), Key: p.target.Key}
 }
 
 // gather reads what the gates look at into facts: Helm's storage state,
@@ -110,7 +110,7 @@ func (p *pass) gatherStorage(ctx context.Context, facts *plan.Facts) error {
 // consumers.
 func (p *pass) gatherLive(ctx context.Context, facts *plan.Facts) error {
 	var err error
-	if p.clusters, err = apply.GetAll(ctx, p.target.Client, p.objs.Clusters); err != nil {
+	if p.clusters, err = apply.GetAll(ctx, p.target.Read(), p.objs.Clusters); err != nil {
 		return err
 	}
 	facts.MissingClusters, facts.DeletingClusters = plan.UnavailableClusters(p.objs.Clusters, p.clusters)
@@ -139,7 +139,7 @@ func (p *pass) gatherLive(ctx context.Context, facts *plan.Facts) error {
 
 // readLive reads m's live object into p.live; nil when it does not exist.
 func (p *pass) readLive(ctx context.Context, m *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	live, err := apply.Get(ctx, p.target.Client, m.GroupVersionKind(), m.GetNamespace(), m.GetName())
+	live, err := apply.Get(ctx, p.target.Read(), m.GroupVersionKind(), m.GetNamespace(), m.GetName())
 	if err != nil {
 		return nil, err
 	}

@@ -58,7 +58,7 @@ func (p *pass) gatherUse(ctx context.Context) (usage, error) {
 	u := usage{}
 	listed := map[manifest.ID]*unstructured.Unstructured{}
 	for _, k := range templateKinds {
-		objs, err := apply.List(ctx, p.target.Client, k.gvk, k.ns)
+		objs, err := apply.List(ctx, p.target.Read(), k.gvk, k.ns)
 		if err != nil {
 			return u, err
 		}
@@ -69,7 +69,7 @@ func (p *pass) gatherUse(ctx context.Context) (usage, error) {
 	}
 	for _, ns := range namespaces {
 		for _, gk := range manifest.UserKinds() {
-			objs, err := apply.ListKind(ctx, p.target.Client, gk, ns)
+			objs, err := apply.ListKind(ctx, p.target.Read(), p.target.Client.RESTMapper(), gk, ns)
 			if err != nil {
 				return u, err
 			}

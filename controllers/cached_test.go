@@ -1,0 +1,110 @@
+package controllers_test
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+)
+
+// countingReader counts the reads that reach the API server.
+type countingReader struct {
+	client.Reader
+	w *world
+}
+
+func (c countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.w.liveReads.Add(1)
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (c countingReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	c.w.liveReads.Add(1)
+	return c.Reader.List(ctx, list, opts...)
+}
+
+// cachedReader builds the informers production reads the local cluster
+// from (controllers.newReadCache), for every kind this suite's worlds hold,
+// with the release Secrets' metadata selected by owner=helm. Reads of
+// anything else reach the API server and are counted.
+func (w *world) cachedReader() *apply.CachedReader {
+	secretMeta := &metav1.PartialObjectMetadata{}
+	secretMeta.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
+	c, err := cache.New(w.tgt.Config, cache.Options{Scheme: w.tgt.Client.Scheme(), ByObject: map[client.Object]cache.ByObject{
+		secretMeta: {Label: labels.SelectorFromSet(labels.Set{"owner": "helm"})},
+	}})
+	w.g.Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(context.Background())
+	w.t.Cleanup(cancel)
+	go func() { _ = c.Start(ctx) }()
+	kinds := map[schema.GroupKind]bool{}
+	for _, gk := range append(manifest.UserKinds(), manifest.ClusterKind,
+		schema.GroupKind{Group: "infrastructure.cluster.x-k8s.io", Kind: "Metal3MachineTemplate"},
+		schema.GroupKind{Group: "infrastructure.cluster.x-k8s.io", Kind: "Metal3DataTemplate"},
+		schema.GroupKind{Group: "infrastructure.cluster.x-k8s.io", Kind: "LockedMachineTemplate"},
+		schema.GroupKind{Group: "bootstrap.cluster.x-k8s.io", Kind: "KubeadmConfigTemplate"}) {
+		kinds[gk] = true
+	}
+	return &apply.CachedReader{Cache: c, Live: countingReader{Reader: w.tgt.Client, w: w}, Kinds: kinds, SecretMetadata: true}
+}
+
+// settle runs passes until one writes nothing, as the workqueue would after
+// the watch events of the pass's own writes, and returns the writes made.
+func (w *world) settle() int {
+	w.t.Helper()
+	total := 0
+	for pass := 0; pass < 8; pass++ {
+		n := w.reconcile()
+		if n == 0 && w.lastErr == nil {
+			return total
+		}
+		total += n
+	}
+	w.t.Fatalf("no quiet pass after 8 passes (%d writes)", total)
+	return total
+}
+
+// TestCachedReads runs the rotation, the second rotation, the clean-up and
+// the steady state with the target read from informers, as production
+// reads the local cluster. A read that lags the add-on's own writes costs a
+// conflict and a rerun, never a wrong write: the same end state as the
+// live-read worlds, no duplicate replacement, and a delete decided again
+// from live reads before it is made. In the steady state a pass reads
+// nothing from the API server.
+func TestCachedReads(t *testing.T) {
+	w := newWorld(t, scenario{annotations: enabled, live: lockedLive, release: lockedRelease, applyMethod: "csa", cached: true})
+	g := w.g
+	g.Expect(w.settle()).To(Equal(8), "the worker Metal3MachineTemplate in place, the replacement, 5 control planes, the mark")
+	first := expectRotated(w, m3, "LockedMachineTemplate", "mgmt-cp").GetName()
+	for _, rp := range refPaths {
+		g.Expect(str(w.get(rp.apiVersion, rp.kind, rp.name), rp.path...)).To(Equal(first))
+	}
+
+	w.storeAndRecord(2, "deployed", render(withImage(lockedRelease, v2Image)))
+	w.settle()
+	second := w.get(m3, "LockedMachineTemplate", "mgmt-cp").GetAnnotations()[api.SupersededByAnnotation]
+	g.Expect(second).NotTo(Equal(first))
+	for _, rp := range refPaths {
+		g.Expect(str(w.get(rp.apiVersion, rp.kind, rp.name), rp.path...)).To(Equal(second))
+	}
+	w.expectGone(m3, "LockedMachineTemplate", first)
+	g.Expect(w.list(m3, "LockedMachineTemplate")).To(HaveLen(2), "the original and the second replacement, no duplicate")
+	g.Expect(w.condition().Status).To(Equal(metav1.ConditionTrue), w.condition().Message)
+
+	w.liveReads.Store(0)
+	before := w.versions()
+	for pass := 0; pass < 3; pass++ {
+		g.Expect(w.reconcile()).To(Equal(0))
+	}
+	g.Expect(w.versions()).To(Equal(before))
+	g.Expect(w.liveReads.Load()).To(BeZero(), "a steady-state pass reads from the informers only")
+}

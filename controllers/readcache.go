@@ -1,0 +1,48 @@
+package controllers
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/internal/apply"
+)
+
+// newReadCache builds the informers a pass reads the local cluster from,
+// when it reads as the controller's own identity (no impersonation): the
+// template, consumer and user kinds and the Clusters, in full (they are
+// small), in every namespace, and the metadata only of Helm's release
+// Secrets, selected by Helm's owner=helm label. Secret data is never
+// cached. Informers start on a kind's first read; the cache runs with the
+// manager. It returns nil, and passes read live, when the controller may
+// list and watch none of them.
+func newReadCache(mgr ctrl.Manager, kinds WatchKinds) (*apply.CachedReader, error) {
+	if len(kinds.Read) == 0 && !kinds.SecretMetadata {
+		return nil, nil
+	}
+	secretMeta := &metav1.PartialObjectMetadata{}
+	secretMeta.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
+	c, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme: mgr.GetScheme(),
+		Mapper: mgr.GetRESTMapper(),
+		ByObject: map[client.Object]cache.ByObject{
+			secretMeta: {Label: labels.SelectorFromSet(labels.Set{"owner": "helm"})},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the read cache: %w", err)
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, fmt.Errorf("failed to run the read cache: %w", err)
+	}
+	read := map[schema.GroupKind]bool{}
+	for _, gk := range kinds.Read {
+		read[gk] = true
+	}
+	return &apply.CachedReader{Cache: c, Live: mgr.GetAPIReader(), Kinds: read, SecretMetadata: kinds.SecretMetadata}, nil
+}

@@ -1,0 +1,80 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// cacheReadTimeout bounds a read from the informers: the first read of a
+// kind starts its informer and waits for it to sync, which never happens if
+// the API server refuses the watch.
+const cacheReadTimeout = 30 * time.Second
+
+// CachedReader reads from informers the kinds the controller may list and
+// watch cluster-wide, and everything else live. It serves the local cluster
+// as the controller's own identity only: a target reached by impersonation
+// or through spec.kubeConfig reads live, as that identity, so the cache
+// never shows a tenant what its own rights would not.
+//
+// Only object kinds (read as unstructured) and the metadata of Helm's
+// release Secrets (PartialObjectMetadata, cached with the owner=helm label
+// selector) come from informers. Secret data is always read live.
+type CachedReader struct {
+	// Cache is the informer cache (controller-runtime's cache.Cache).
+	Cache client.Reader
+	// Live reads what the cache does not hold.
+	Live client.Reader
+	// Kinds are the group kinds read from Cache.
+	Kinds map[schema.GroupKind]bool
+	// SecretMetadata is true when Cache holds release Secrets' metadata.
+	SecretMetadata bool
+}
+
+var _ client.Reader = &CachedReader{}
+
+// Get implements client.Reader.
+func (r *CachedReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if !r.cached(obj) {
+		return r.Live.Get(ctx, key, obj, opts...)
+	}
+	ctx, cancel := context.WithTimeout(ctx, cacheReadTimeout)
+	defer cancel()
+	if err := r.Cache.Get(ctx, key, obj, opts...); err != nil {
+		return fmt.Errorf("from the informer cache: %w", err)
+	}
+	return nil
+}
+
+// List implements client.Reader.
+func (r *CachedReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if !r.cached(list) {
+		return r.Live.List(ctx, list, opts...)
+	}
+	ctx, cancel := context.WithTimeout(ctx, cacheReadTimeout)
+	defer cancel()
+	if err := r.Cache.List(ctx, list, opts...); err != nil {
+		return fmt.Errorf("from the informer cache: %w", err)
+	}
+	return nil
+}
+
+// cached reports whether obj (an object or a list) is read from the cache.
+func (r *CachedReader) cached(obj runtime.Object) bool {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	gk := schema.GroupKind{Group: gvk.Group, Kind: strings.TrimSuffix(gvk.Kind, "List")}
+	switch obj.(type) {
+	case *unstructured.Unstructured, *unstructured.UnstructuredList:
+		return r.Kinds[gk]
+	case *metav1.PartialObjectMetadata, *metav1.PartialObjectMetadataList:
+		return r.SecretMetadata && gk == schema.GroupKind{Kind: "Secret"}
+	}
+	return false
+}
