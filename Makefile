@@ -128,3 +128,12 @@ e2e-bin: testbin ## Build the Flux controllers and CLI (cached) and the add-on b
 .PHONY: e2e
 e2e: e2e-bin ## Run the ginkgo e2e suite: real Flux controllers, clusterctl move, the flux CLI.
 	$(GO) test -tags e2e -count=1 -timeout 60m ./e2e/ -v -ginkgo.v $(E2E_ARGS)
+
+# The fleet sizes `make bench` measures, each on a fresh control plane;
+# BENCH_N=50 is CI's smoke test. test/scale/config.go lists the other
+# BENCH_* variables (resync, window, extra controller flags, ...).
+BENCH_N ?= 100 300 1000
+
+.PHONY: bench
+bench: testbin ## Measure the add-on on fleets of BENCH_N opted-in HelmReleases (one real API server each): one table, JSON in _artifacts/bench/.
+	BENCH_N="$(BENCH_N)" GO="$(GO)" $(GO) run ./test/scale/cmd/bench

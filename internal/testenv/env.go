@@ -62,10 +62,21 @@ type Options struct {
 	// Managers runs the real Cluster API (core, kubeadm bootstrap, kubeadm
 	// control plane) and Metal3 managers against the control plane, with the
 	// providers' own CRDs and their conversion, defaulting and validating
-	// webhooks, as `clusterctl init` would install them. Without it, the
-	// Cluster API CRDs are installed without conversion and there are no
-	// Metal3 kinds at all.
+	// webhooks, as `clusterctl init` would install them. Without it (or
+	// ProviderCRDs), the Cluster API CRDs are installed without conversion
+	// and there are no Metal3 kinds at all.
 	Managers bool
+	// ProviderCRDs installs the CRDs of the providers Managers runs, from
+	// the same files and labelled the same way, without running the
+	// managers (implied by Managers): the kinds of a management cluster
+	// without their webhooks, so multi-version kinds convert with the None
+	// strategy (only apiVersion changes). The scale benchmark uses it,
+	// where the managers' CPU would drown the figures.
+	ProviderCRDs bool
+	// APIServerFlags are more kube-apiserver flags, by name without the
+	// leading dashes (the scale benchmark turns the audit log on with
+	// them). They are set after envtest's defaults, so they win over them.
+	APIServerFlags map[string]string
 }
 
 // Start starts a control plane named name with every test CRD installed.
@@ -78,7 +89,7 @@ func StartWith(name string, opts Options) (*Env, error) {
 		return nil, err
 	}
 	var provs []provider
-	if opts.Managers {
+	if opts.Managers || opts.ProviderCRDs {
 		if provs, err = providers(paths.BinDir, paths.versions); err != nil {
 			return nil, err
 		}
@@ -107,6 +118,9 @@ func StartWith(name string, opts Options) (*Env, error) {
 		Scheme:                   Scheme(),
 	}
 	te.ControlPlane.APIServer = &envtest.APIServer{Path: paths.APIServer}
+	for flag, value := range opts.APIServerFlags {
+		te.ControlPlane.APIServer.Configure().Set(flag, value)
+	}
 	te.ControlPlane.Etcd = &envtest.Etcd{Path: paths.Etcd}
 	te.ControlPlane.KubectlPath = paths.Kubectl
 	cfg, err := te.Start()

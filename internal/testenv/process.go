@@ -63,6 +63,15 @@ func (p *Process) Stop() {
 	_ = p.log.Close()
 }
 
+// PID returns the process id, or 0 once the process is stopped, so that a
+// benchmark can read the process's CPU time and memory from /proc.
+func (p *Process) PID() int {
+	if p == nil || p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // Exited reports whether the process ended on its own.
 func (p *Process) Exited() bool {
 	select {

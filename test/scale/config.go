@@ -1,0 +1,89 @@
+package scale
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ControllerUser is the user the controller runs as: the audit log's
+// events of this user are the controller's requests.
+const ControllerUser = "template-drift-controller-bench"
+
+// DefaultSizes are the fleet sizes run when BENCH_N is not set.
+var DefaultSizes = []int{100, 300, 1000}
+
+// Config is how a benchmark runs, from the BENCH_* environment variables.
+type Config struct {
+	// Sizes are the fleet sizes, each run on a fresh control plane
+	// (BENCH_N, space-separated).
+	Sizes []int
+	// Resync is the controller's --resync-interval and every
+	// HelmRelease's spec.interval (BENCH_RESYNC, 30s).
+	Resync time.Duration
+	// Window is the steady-state window (BENCH_WINDOW, two resyncs).
+	Window time.Duration
+	// Settle is the pause between convergence and the window, for the
+	// passes the controller's own corrections trigger (BENCH_SETTLE, 5s).
+	Settle time.Duration
+	// Idle is how long the API server's background CPU is sampled before
+	// the controller starts (BENCH_IDLE, 5s).
+	Idle time.Duration
+	// ConvergeTimeout bounds the wait for convergence
+	// (BENCH_CONVERGE_TIMEOUT, 15m).
+	ConvergeTimeout time.Duration
+	// ControllerArgs are more flags for the controller
+	// (BENCH_CONTROLLER_ARGS, space-separated), after the harness's own.
+	ControllerArgs []string
+	// ControllerBin runs this binary instead of building the working tree's
+	// (BENCH_CONTROLLER_BIN), to measure another commit with the same
+	// harness.
+	ControllerBin string
+	// KeepAudit keeps the audit log of a successful run (BENCH_KEEP_AUDIT=1);
+	// a failed run's is always kept.
+	KeepAudit bool
+	// Out is the JSON report's path (BENCH_OUT; by default
+	// _artifacts/bench/<timestamp>.json).
+	Out string
+}
+
+// ConfigFromEnv reads the configuration from getenv (os.Getenv in the
+// benchmark, a map in tests).
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	c := Config{Sizes: DefaultSizes, Resync: 30 * time.Second, Settle: 5 * time.Second, Idle: 5 * time.Second,
+		ConvergeTimeout: 15 * time.Minute, KeepAudit: getenv("BENCH_KEEP_AUDIT") == "1", Out: getenv("BENCH_OUT"),
+		ControllerArgs: strings.Fields(getenv("BENCH_CONTROLLER_ARGS")), ControllerBin: getenv("BENCH_CONTROLLER_BIN")}
+	if v := strings.Fields(getenv("BENCH_N")); len(v) > 0 {
+		c.Sizes = nil
+		for _, s := range v {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 2 {
+				return Config{}, fmt.Errorf("failed to parse BENCH_N %q: each size must be an integer of at least 2", getenv("BENCH_N"))
+			}
+			c.Sizes = append(c.Sizes, n)
+		}
+	}
+	durations := []struct {
+		name string
+		into *time.Duration
+	}{
+		{"BENCH_RESYNC", &c.Resync}, {"BENCH_SETTLE", &c.Settle}, {"BENCH_IDLE", &c.Idle},
+		{"BENCH_CONVERGE_TIMEOUT", &c.ConvergeTimeout}, {"BENCH_WINDOW", &c.Window},
+	}
+	for _, d := range durations {
+		v := getenv(d.name)
+		if v == "" {
+			continue
+		}
+		parsed, err := time.ParseDuration(v)
+		if err != nil || parsed <= 0 {
+			return Config{}, fmt.Errorf("failed to parse %s %q: want a positive duration such as 30s", d.name, v)
+		}
+		*d.into = parsed
+	}
+	if c.Window == 0 {
+		c.Window = 2 * c.Resync
+	}
+	return c, nil
+}

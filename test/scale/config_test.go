@@ -1,0 +1,54 @@
+package scale
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+func TestConfigFromEnv(t *testing.T) {
+	tests := []struct {
+		name string
+		// env is the environment; unset variables are "".
+		env map[string]string
+		// check inspects the configuration read.
+		check func(g Gomega, c Config)
+		// wantErr is a substring of the error, or "" for none.
+		wantErr string
+	}{
+		{name: "defaults", env: map[string]string{}, check: func(g Gomega, c Config) {
+			g.Expect(c.Sizes).To(Equal([]int{100, 300, 1000}))
+			g.Expect(c.Resync).To(Equal(30 * time.Second))
+			g.Expect(c.Window).To(Equal(time.Minute), "two resyncs")
+			g.Expect(c.KeepAudit).To(BeFalse())
+		}},
+		{name: "overrides", env: map[string]string{"BENCH_N": " 50  100 ", "BENCH_RESYNC": "20s", "BENCH_KEEP_AUDIT": "1",
+			"BENCH_CONTROLLER_ARGS": "--concurrent=8 --kube-api-qps=100", "BENCH_CONTROLLER_BIN": "/tmp/old"}, check: func(g Gomega, c Config) {
+			g.Expect(c.ControllerBin).To(Equal("/tmp/old"))
+			g.Expect(c.Sizes).To(Equal([]int{50, 100}))
+			g.Expect(c.Window).To(Equal(40*time.Second), "two resyncs of the new interval")
+			g.Expect(c.KeepAudit).To(BeTrue())
+			g.Expect(ControllerFlags(c)).To(Equal([]string{"--watch-all-namespaces=true", "--resync-interval=20s",
+				"--log-level=info", "--concurrent=8", "--kube-api-qps=100"}))
+		}},
+		{name: "explicit window", env: map[string]string{"BENCH_WINDOW": "90s"}, check: func(g Gomega, c Config) {
+			g.Expect(c.Window).To(Equal(90 * time.Second))
+		}},
+		{name: "size not a number", env: map[string]string{"BENCH_N": "50 lots"}, wantErr: "BENCH_N"},
+		{name: "size too small for the reaction", env: map[string]string{"BENCH_N": "1"}, wantErr: "at least 2"},
+		{name: "bad duration", env: map[string]string{"BENCH_SETTLE": "soon"}, wantErr: "BENCH_SETTLE"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c, err := ConfigFromEnv(func(k string) string { return tt.env[k] })
+			if tt.wantErr != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			tt.check(g, c)
+		})
+	}
+}

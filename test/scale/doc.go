@@ -1,0 +1,17 @@
+// Package scale measures the add-on on a fleet, as an operator would see it:
+// one real kube-apiserver and etcd (internal/testenv, no Cluster API
+// managers, whose CPU would drown the figures), N opted-in `cluster`
+// HelmReleases stored as helm-controller stores them, and the controller
+// binary run as a process under a user of its own.
+//
+// Everything is measured from outside the controller: requests from the API
+// server's audit log filtered by the controller's user, CPU and memory from
+// /proc, reconciles from its metrics endpoint, convergence and reaction
+// times by polling the API server. `make bench` runs it (cmd/bench); the
+// figures are recorded in docs/benchmarks.md.
+//
+// The package owns the configuration from BENCH_* variables (config.go),
+// the fleet (fleet.go), the audit policy and its reading (audit.go), the
+// /proc and metrics readers (procfs.go, metrics.go), one run for one fleet
+// size (run.go, measure.go) and the report (result.go).
+package scale

@@ -1,0 +1,110 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
+)
+
+// releaseName is the name of every HelmRelease and Helm release of the
+// fleet: one `cluster` release per workload cluster, each in its namespace.
+const releaseName = "cluster"
+
+// TemplatesPerRelease and DriftedPerRelease describe the fleet: every
+// release renders four templates; a drifted release (every other one) has
+// two of them, its Metal3MachineTemplates, still pointing at the bootstrap
+// cluster's image server, as after `clusterctl move`.
+const (
+	TemplatesPerRelease = 4
+	DriftedPerRelease   = 2
+)
+
+// setupWorkers bounds the releases created at once: enough to keep the API
+// server busy on two cores, few enough not to time out its requests.
+const setupWorkers = 8
+
+// Namespace is the namespace of release i of the fleet.
+func Namespace(i int) string { return fmt.Sprintf("fleet-%04d", i) }
+
+// Drifted reports whether release i is created drifted: half the fleet is.
+func Drifted(i int) bool { return i%2 == 0 }
+
+// FleetManifest renders the fixture chart with v, with two changes:
+//   - four templates, not five (a KubeadmConfigTemplate, two
+//     Metal3MachineTemplates and two Metal3DataTemplates): the control
+//     plane's machine template shares the workers' data template, and the
+//     control plane's own is left out;
+//   - no image format in the Metal3MachineTemplates. CAPM3 serves v1beta1
+//     and stores v1beta2, where v1beta1's image.format is diskFormat. On a
+//     cluster, CAPM3's conversion webhook carries it both ways; without
+//     the managers the API server converts by changing apiVersion only,
+//     so the field would be lost on the way, every pass would find it
+//     missing and spend a dry-run per template to learn that the server
+//     made the difference. That cost is this control plane's, not the
+//     controller's.
+func FleetManifest(v testenv.ChartValues) string {
+	docs := strings.Split(testenv.RenderClusterChart(v), "\n---\n")
+	kept := docs[:0]
+	for _, d := range docs {
+		if strings.Contains(d, "kind: Metal3DataTemplate\nmetadata:\n  name: mgmt-cp-metadata\n") {
+			continue
+		}
+		d = strings.ReplaceAll(d, "dataTemplate: {name: mgmt-cp-metadata}", "dataTemplate: {name: mgmt-md0-metadata}")
+		kept = append(kept, strings.ReplaceAll(d, ", format: qcow2}", "}"))
+	}
+	return strings.Join(kept, "\n---\n")
+}
+
+// CreateFleet creates n releases, each in its own namespace: the live
+// objects (the bootstrap cluster's values for drifted ones), the opted-in
+// HelmRelease with spec.interval set to interval, the Helm release Secret
+// written with Helm's own storage driver, and the HelmRelease's
+// status.history as helm-controller records it.
+func CreateFleet(ctx context.Context, e *testenv.Env, n int, interval time.Duration) error {
+	desired := FleetManifest(testenv.Management)
+	pivoted := FleetManifest(testenv.Bootstrap)
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(setupWorkers)
+	for i := range n {
+		live := desired
+		if Drifted(i) {
+			live = pivoted
+		}
+		g.Go(func() error { return createRelease(ctx, e, Namespace(i), live, desired, interval) })
+	}
+	return g.Wait()
+}
+
+// createRelease creates one release of the fleet, in the order a pivot
+// leaves it: the objects, then the HelmRelease and what helm-controller
+// stored for it.
+func createRelease(ctx context.Context, e *testenv.Env, ns, live, desired string, interval time.Duration) error {
+	c := e.Client
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return fmt.Errorf("failed to create namespace %s: %w", ns, err)
+	}
+	if err := testenv.CreateLive(ctx, c, ns, releaseName, live, nil); err != nil {
+		return fmt.Errorf("failed to create the live objects of %s: %w", ns, err)
+	}
+	hr := testenv.NewHelmRelease(ns, releaseName, map[string]string{api.ModeAnnotation: api.ModeEnabled})
+	hr.Spec.Interval = metav1.Duration{Duration: interval}
+	if err := c.Create(ctx, hr); err != nil {
+		return fmt.Errorf("failed to create HelmRelease %s/%s: %w", ns, releaseName, err)
+	}
+	rel := testenv.Release{Name: releaseName, Namespace: ns, Version: 1, Status: "deployed", ApplyMethod: "csa", Manifest: desired}
+	if err := testenv.StoreRelease(ctx, e, rel); err != nil {
+		return fmt.Errorf("failed to store the release of %s: %w", ns, err)
+	}
+	if err := testenv.SetHistory(ctx, c, hr, rel); err != nil {
+		return fmt.Errorf("failed to record the release history of %s: %w", ns, err)
+	}
+	return nil
+}

@@ -1,0 +1,246 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
+)
+
+// machineTemplate is the kind of the fleet's drifted templates, at the
+// version the chart renders.
+var machineTemplate = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Kind: "Metal3MachineTemplate"}
+
+// Poll intervals: while the fleet converges its HelmReleases are listed
+// every millisecond per release, at least every 250 ms and at most every
+// second (a list of 1,000 costs the API server CPU the controller needs);
+// the one template and HelmRelease of a reaction are read every 10 ms.
+const (
+	convergePollPerRelease = time.Millisecond
+	convergePollFloor      = 250 * time.Millisecond
+	convergePollCeiling    = time.Second
+	reactionPoll           = 10 * time.Millisecond
+	// progressEvery is how often a slow convergence is logged.
+	progressEvery = 15 * time.Second
+	// reactionTimeout bounds the wait for one drift to be corrected.
+	reactionTimeout = 2 * time.Minute
+	// auditFlush is how long a request received before the window's end
+	// is given to complete and reach the audit log.
+	auditFlush = 2 * time.Second
+)
+
+// reactionImageURL is the drift written during the steady state: an image
+// server no release renders.
+const reactionImageURL = "http://10.10.10.99/images/ubuntu.qcow2"
+
+// converge waits until every HelmRelease reports TemplatesInSync=True,
+// then checks that no Metal3MachineTemplate still points at the bootstrap
+// image server.
+func (r *run) converge(ctx context.Context) error {
+	var pending map[string]int
+	logged := time.Now()
+	every := min(max(time.Duration(r.n)*convergePollPerRelease, convergePollFloor), convergePollCeiling)
+	err := wait.PollUntilContextTimeout(ctx, every, r.cfg.ConvergeTimeout, true, func(ctx context.Context) (bool, error) {
+		if r.controller.Exited() {
+			return false, fmt.Errorf("the controller exited (see %s)", r.controller.LogPath)
+		}
+		var err error
+		pending, err = r.notInSync(ctx)
+		if err == nil && time.Since(logged) > progressEvery {
+			r.logf("N=%d: %s after start, not in sync yet by reason: %v", r.n, time.Since(r.started).Round(time.Second), pending)
+			logged = time.Now()
+		}
+		return err == nil && len(pending) == 0, err
+	})
+	if err != nil {
+		return fmt.Errorf("%w; HelmReleases not in sync, by reason: %v", err, pending)
+	}
+	r.converged = time.Now()
+	r.convergence = Window{Start: r.started, End: r.converged}
+	r.res.ConvergenceSeconds = r.converged.Sub(r.started).Seconds()
+	cpu, err := CPUTime(r.controller.PID())
+	if err != nil {
+		return err
+	}
+	r.res.ConvergenceCPUSeconds = cpu.Seconds()
+	return r.checkHealed(ctx)
+}
+
+// notInSync lists the HelmReleases whose TemplatesInSync condition is not
+// True, counted by reason ("none" for no condition yet).
+func (r *run) notInSync(ctx context.Context) (map[string]int, error) {
+	var list helmv2.HelmReleaseList
+	if err := r.env.Client.List(ctx, &list); err != nil {
+		return nil, err
+	}
+	if len(list.Items) != r.n {
+		return nil, fmt.Errorf("found %d HelmReleases, want %d", len(list.Items), r.n)
+	}
+	out := map[string]int{}
+	for _, hr := range list.Items {
+		c := apimeta.FindStatusCondition(hr.Status.Conditions, api.TemplatesInSyncCondition)
+		switch {
+		case c == nil:
+			out["none"]++
+		case c.Status != metav1.ConditionTrue:
+			out[c.Reason]++
+		}
+	}
+	return out, nil
+}
+
+// checkHealed checks that the fleet's Metal3MachineTemplates, two a
+// release, were corrected under their own names.
+func (r *run) checkHealed(ctx context.Context) error {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(machineTemplate.GroupVersion().WithKind(machineTemplate.Kind + "List"))
+	if err := r.env.Client.List(ctx, list); err != nil {
+		return err
+	}
+	var drifted []string
+	for _, o := range list.Items {
+		if url, _, _ := unstructured.NestedString(o.Object, "spec", "template", "spec", "image", "url"); url != testenv.Management.ImageURL {
+			drifted = append(drifted, o.GetNamespace()+"/"+o.GetName())
+		}
+	}
+	if len(list.Items) != 2*r.n || len(drifted) > 0 {
+		return fmt.Errorf("found %d Metal3MachineTemplates (want %d), %d of them still drifted (%v)",
+			len(list.Items), 2*r.n, len(drifted), first(drifted, 5))
+	}
+	return nil
+}
+
+// sample is the counters read at one end of the steady-state window.
+type sample struct {
+	at                          time.Time
+	controller, apiServer, etcd time.Duration
+	reconciles                  float64
+}
+
+func (r *run) sample() (sample, error) {
+	s := sample{at: time.Now()}
+	var err error
+	if s.controller, err = CPUTime(r.controller.PID()); err != nil {
+		return s, err
+	}
+	if s.apiServer, err = CPUTime(r.apiServerPID); err != nil {
+		return s, err
+	}
+	if s.etcd, err = CPUTime(r.etcdPID); err != nil {
+		return s, err
+	}
+	s.reconciles, err = Reconciles(r.metricsAddr)
+	return s, err
+}
+
+// measureSteadyState lets the passes the corrections triggered finish,
+// then samples the counters at both ends of a window in which the harness
+// sends nothing, and reads the controller's memory at its end.
+func (r *run) measureSteadyState(ctx context.Context) error {
+	if err := sleep(ctx, r.cfg.Settle); err != nil {
+		return err
+	}
+	var err error
+	if r.windowStart, err = r.sample(); err != nil {
+		return err
+	}
+	if err := sleep(ctx, r.cfg.Window); err != nil {
+		return err
+	}
+	if r.windowEnd, err = r.sample(); err != nil {
+		return err
+	}
+	if r.controller.Exited() {
+		return fmt.Errorf("the controller exited (see %s)", r.controller.LogPath)
+	}
+	r.steadyState = Window{Start: r.windowStart.at, End: r.windowEnd.at}
+	r.res.Memory, err = ReadMemory(r.controller.PID())
+	return err
+}
+
+// countRequests reads the controller user's requests in the convergence
+// and steady-state windows from the audit log, and derives the figures.
+func (r *run) countRequests(ctx context.Context) error {
+	if err := sleep(ctx, auditFlush); err != nil {
+		return err
+	}
+	counts, err := CountRequests(r.auditLog, ControllerUser, r.convergence, r.steadyState)
+	if err != nil {
+		return err
+	}
+	r.res.ConvergenceRequests, r.res.Requests = counts[0], counts[1]
+	r.res.derive(r.windowStart, r.windowEnd)
+	return nil
+}
+
+// reactionSamples is how many in-sync releases get a drift, one after
+// the other: one sample says little about a race between watches.
+const reactionSamples = 3
+
+// measureReaction writes a drift into a Metal3MachineTemplate of a few
+// releases that were in sync from the start, one after the other, and
+// times each until the template is corrected, then until its HelmRelease
+// reports DriftCorrected.
+func (r *run) measureReaction(ctx context.Context) error {
+	for k := range min(reactionSamples, r.n/2) {
+		i := 2*k + 1 // Drifted(i) is false: in sync since setup.
+		s, err := r.reactOnce(ctx, Namespace(i))
+		if err != nil {
+			return err
+		}
+		r.res.Reactions = append(r.res.Reactions, s)
+	}
+	return nil
+}
+
+func (r *run) reactOnce(ctx context.Context, ns string) (Reaction, error) {
+	tmpl := &unstructured.Unstructured{}
+	tmpl.SetGroupVersionKind(machineTemplate)
+	key := client.ObjectKey{Namespace: ns, Name: "mgmt-md0"}
+	tmpl.SetNamespace(ns)
+	tmpl.SetName(key.Name)
+	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"image":{"url":%q}}}}}`, reactionImageURL)
+	start := time.Now()
+	if err := r.env.Client.Patch(ctx, tmpl, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		return Reaction{}, fmt.Errorf("failed to write the drift: %w", err)
+	}
+	out := Reaction{Namespace: ns}
+	err := wait.PollUntilContextTimeout(ctx, reactionPoll, reactionTimeout, true, func(ctx context.Context) (bool, error) {
+		if err := r.env.Client.Get(ctx, key, tmpl); err != nil {
+			return false, err
+		}
+		url, _, _ := unstructured.NestedString(tmpl.Object, "spec", "template", "spec", "image", "url")
+		return url == testenv.Management.ImageURL, nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("template %s/%s not corrected: %w", ns, key.Name, err)
+	}
+	out.HealedSeconds = time.Since(start).Seconds()
+	hr := &helmv2.HelmRelease{}
+	err = wait.PollUntilContextTimeout(ctx, reactionPoll, reactionTimeout, true, func(ctx context.Context) (bool, error) {
+		if err := r.env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: releaseName}, hr); err != nil {
+			return false, err
+		}
+		c := apimeta.FindStatusCondition(hr.Status.Conditions, api.TemplatesInSyncCondition)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == api.DriftCorrectedReason, nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("HelmRelease %s/%s did not report %s: %w", ns, releaseName, api.DriftCorrectedReason, err)
+	}
+	out.ReportedSeconds = time.Since(start).Seconds()
+	return out, nil
+}
+
+// first returns at most n of s, for error messages.
+func first(s []string, n int) []string { return s[:min(n, len(s))] }

@@ -1,0 +1,199 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
+)
+
+// BuildController builds cmd/template-drift-controller into root's bin/,
+// where the e2e suite's add-on binary lives too (`make e2e-bin` builds the
+// same file); Go's build cache makes a rebuild of unchanged code quick. It
+// returns the binary's path.
+func BuildController(ctx context.Context, root string) (string, error) {
+	bin := filepath.Join(root, "bin", "template-drift-controller")
+	goTool := os.Getenv("GO")
+	if goTool == "" {
+		goTool = "go"
+	}
+	cmd := exec.CommandContext(ctx, goTool, "build", "-o", bin, "./cmd/template-drift-controller")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("failed to build the controller: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// ControllerFlags are the flags the controller runs with, besides its
+// loopback metrics and health addresses: every namespace, a resync suited
+// to measuring, then cfg.ControllerArgs. Everything else is the binary's
+// default, as a user would run it (--concurrent, --kube-api-qps, ...).
+func ControllerFlags(cfg Config) []string {
+	return append([]string{"--watch-all-namespaces=true", "--resync-interval=" + cfg.Resync.String(), "--log-level=info"},
+		cfg.ControllerArgs...)
+}
+
+// run is one fleet size measured on its own control plane. Its fields
+// become valid step by step, in the order of Run's steps.
+type run struct {
+	cfg  Config
+	n    int
+	bin  string
+	dir  string
+	logf func(format string, args ...any)
+
+	// Valid after startControlPlane: the control plane, its audit log,
+	// the pids of kube-apiserver and etcd, the controller user's kubeconfig.
+	env                   *testenv.Env
+	auditLog              string
+	apiServerPID, etcdPID int
+	kubeconfig            string
+
+	// Valid after startController: the controller, its metrics address,
+	// and when it was started.
+	controller  *testenv.Process
+	metricsAddr string
+	started     time.Time
+
+	// Valid after converge and steadyState: when every HelmRelease was in
+	// sync, and the samples that open and close the window.
+	converged                time.Time
+	windowStart, windowEnd   sample
+	convergence, steadyState Window
+
+	res Result
+}
+
+// Run measures the controller binary bin on a fleet of n releases, on a
+// control plane of its own that it stops before returning, and leaves the
+// controller's log (and, for a failed run or with cfg.KeepAudit, the audit
+// log) in dir.
+func Run(ctx context.Context, cfg Config, bin string, n int, dir string, logf func(format string, args ...any)) (res Result, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Result{}, err
+	}
+	r := &run{cfg: cfg, n: n, bin: bin, dir: dir, logf: logf,
+		res: Result{N: n, WindowSeconds: cfg.Window.Seconds(), ResyncSeconds: cfg.Resync.Seconds()}}
+	defer func() { r.stop(err == nil) }()
+	steps := []struct {
+		name string
+		do   func(context.Context) error
+	}{
+		{"start the control plane", r.startControlPlane},
+		{"create the fleet", r.createFleet},
+		{"sample the idle API server", r.sampleIdle},
+		{"start the controller", r.startController},
+		{"converge", r.converge},
+		{"measure the steady state", r.measureSteadyState},
+		{"count the requests", r.countRequests},
+		{"measure the reaction to a drift", r.measureReaction},
+	}
+	for _, s := range steps {
+		logf("N=%d: %s", n, s.name)
+		if err := s.do(ctx); err != nil {
+			return r.res, fmt.Errorf("failed to %s with %d releases: %w", s.name, n, err)
+		}
+	}
+	return r.res, nil
+}
+
+// startControlPlane starts kube-apiserver and etcd with the audit log on
+// and the kinds of a management cluster (the Cluster API and Metal3
+// providers' CRDs, without their managers and so without webhooks), and
+// adds the controller's user.
+func (r *run) startControlPlane(_ context.Context) error {
+	flags, auditLog, err := AuditFlags(r.dir)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	env, err := testenv.StartWith("bench-"+strconv.Itoa(r.n), testenv.Options{ProviderCRDs: true, APIServerFlags: flags})
+	if err != nil {
+		return err
+	}
+	r.env, r.auditLog = env, auditLog
+	r.res.ControlPlaneStartSeconds = time.Since(start).Seconds()
+	if r.kubeconfig, err = env.AddUser(ControllerUser, []string{"system:masters"}); err != nil {
+		return err
+	}
+	if r.apiServerPID, err = ChildRunning(env.Paths.APIServer); err != nil {
+		return err
+	}
+	r.etcdPID, err = ChildRunning(env.Paths.Etcd)
+	return err
+}
+
+func (r *run) createFleet(ctx context.Context) error {
+	start := time.Now()
+	if err := CreateFleet(ctx, r.env, r.n, r.cfg.Resync); err != nil {
+		return err
+	}
+	r.res.SetupSeconds = time.Since(start).Seconds()
+	return nil
+}
+
+// sampleIdle measures the API server's own CPU use with the fleet in
+// place and no controller: the floor under the per-reconcile figure.
+func (r *run) sampleIdle(ctx context.Context) error {
+	before, err := CPUTime(r.apiServerPID)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := sleep(ctx, r.cfg.Idle); err != nil {
+		return err
+	}
+	after, err := CPUTime(r.apiServerPID)
+	if err != nil {
+		return err
+	}
+	r.res.APIServerIdleCPUMsPerSecond = float64(after-before) / float64(time.Millisecond) / time.Since(start).Seconds()
+	return nil
+}
+
+// startController runs the controller as the controller user, with its
+// metrics and health endpoints on loopback, and waits until it serves.
+func (r *run) startController(_ context.Context) error {
+	r.started = time.Now()
+	p, err := testenv.StartServing("template-drift-controller", r.bin, 2, 1, func(a []string) []string {
+		r.metricsAddr = a[0]
+		return append([]string{"--metrics-addr=" + a[0], "--health-addr=" + a[1]}, ControllerFlags(r.cfg)...)
+	}, []string{"KUBECONFIG=" + r.kubeconfig}, r.dir)
+	if err != nil {
+		return err
+	}
+	r.controller = p
+	return nil
+}
+
+// stop stops the controller and the control plane, and removes the audit
+// log of a successful run unless it is to be kept.
+func (r *run) stop(ok bool) {
+	r.controller.Stop()
+	if r.env != nil {
+		if err := r.env.Stop(); err != nil {
+			r.logf("N=%d: %v", r.n, err)
+		}
+	}
+	if ok && !r.cfg.KeepAudit && r.auditLog != "" {
+		_ = os.Remove(r.auditLog)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
