@@ -5,6 +5,7 @@ GO ?= go
 # Tests log the control plane's versions; -v keeps those lines in the output.
 GOTEST_FLAGS ?= -count=1 -v -timeout 30m
 PKGS ?= ./...
+FUZZTIME ?= 10m
 
 .DEFAULT_GOAL := help
 
@@ -24,6 +25,10 @@ testbin: ## Build kube-apiserver, kubectl, etcd and the real Cluster API and Met
 .PHONY: capi-bin
 capi-bin: ## Build only the real Cluster API and CAPM3 managers from the Go module proxy (cached; part of testbin).
 	bash hack/build-capi.sh
+
+.PHONY: fuzz
+fuzz: ## Run every native Go fuzz target for FUZZTIME each (default 10m; CI runs 10s), then print executions per target.
+	FUZZTIME="$(FUZZTIME)" GO="$(GO)" bash hack/fuzz.sh
 
 .PHONY: test
 test: testbin ## Provision the test control plane if needed, then run unit and integration tests.

@@ -30,6 +30,9 @@ func newReadCache(mgr ctrl.Manager, kinds WatchKinds) (*apply.CachedReader, erro
 	c, err := cache.New(mgr.GetConfig(), cache.Options{
 		Scheme: mgr.GetScheme(),
 		Mapper: mgr.GetRESTMapper(),
+		// No pass reads managedFields; without them an object takes about
+		// half the memory.
+		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			secretMeta: {Label: labels.SelectorFromSet(labels.Set{"owner": "helm"})},
 		},

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -61,7 +60,7 @@ func (r *HelmReleaseReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	for _, gvk := range opts.WatchKinds {
 		m := &metav1.PartialObjectMetadata{}
 		m.SetGroupVersionKind(gvk)
-		b = b.WatchesMetadata(m, handler.EnqueueRequestsFromMapFunc(r.toHelmRelease))
+		b = b.WatchesMetadata(m, delayedEnqueue{mapFn: r.toHelmRelease, delay: watchDelay})
 	}
 	return b.Complete(r)
 }
