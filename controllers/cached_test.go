@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
@@ -39,7 +39,7 @@ func (c countingReader) List(ctx context.Context, list client.ObjectList, opts .
 func (w *world) cachedReader() *apply.CachedReader {
 	secretMeta := &metav1.PartialObjectMetadata{}
 	secretMeta.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
-	c, err := cache.New(w.tgt.Config, cache.Options{Scheme: w.tgt.Client.Scheme(), ByObject: map[client.Object]cache.ByObject{
+	c, err := ctrlcache.New(w.tgt.Config, ctrlcache.Options{Scheme: w.tgt.Client.Scheme(), ByObject: map[client.Object]ctrlcache.ByObject{
 		secretMeta: {Label: labels.SelectorFromSet(labels.Set{"owner": "helm"})},
 	}})
 	w.g.Expect(err).NotTo(HaveOccurred())

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/internal/apply"
@@ -27,13 +27,13 @@ func newReadCache(mgr ctrl.Manager, kinds WatchKinds) (*apply.CachedReader, erro
 	}
 	secretMeta := &metav1.PartialObjectMetadata{}
 	secretMeta.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
-	c, err := cache.New(mgr.GetConfig(), cache.Options{
+	c, err := ctrlcache.New(mgr.GetConfig(), ctrlcache.Options{
 		Scheme: mgr.GetScheme(),
 		Mapper: mgr.GetRESTMapper(),
 		// No pass reads managedFields; without them an object takes about
 		// half the memory.
-		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject: map[client.Object]cache.ByObject{
+		DefaultTransform: ctrlcache.TransformStripManagedFields(),
+		ByObject: map[client.Object]ctrlcache.ByObject{
 			secretMeta: {Label: labels.SelectorFromSet(labels.Set{"owner": "helm"})},
 		},
 	})
