@@ -12,19 +12,9 @@ import (
 
 // Users of templates, as the gatherer lists them: consumers (MachineDeployment,
 // KubeadmControlPlane, RKE2ControlPlane) and holders (MachineSet,
-// Metal3DataClaim, Metal3Data).
+// Metal3DataClaim, Metal3Data). The MachineDeployment is consumers_test.go's
+// mdV1beta2.
 const (
-	userMD = `
-apiVersion: cluster.x-k8s.io/v1beta2
-kind: MachineDeployment
-metadata: {name: md-0, namespace: fleet}
-spec:
-  template:
-    spec:
-      bootstrap:
-        configRef: {apiGroup: bootstrap.cluster.x-k8s.io, kind: KubeadmConfigTemplate, name: workers}
-      infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: Metal3MachineTemplate, name: workers}
-`
 	userMS = `
 apiVersion: cluster.x-k8s.io/v1beta2
 kind: MachineSet
@@ -123,7 +113,7 @@ func TestIndexUsers(t *testing.T) {
 		want plan.Users           // the whole index
 	}{{
 		name: "own and foreign users of one template, sorted by ID whatever the input order",
-		objs: []string{userMS, userForeignKCP, userMD},
+		objs: []string{userMS, userForeignKCP, mdV1beta2},
 		own:  map[manifest.ID]bool{md: true},
 		want: plan.Users{
 			m3mt: {
