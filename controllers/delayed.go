@@ -12,14 +12,11 @@ import (
 )
 
 // watchDelay is how long after a change to a template or consumer its
-// HelmRelease's pass starts. The change arrives on the watch of the
-// object's metadata, at the server's preferred version, while a pass reads
-// the object from the read cache at the manifest's version: a separate
-// informer that may not have seen the change yet. A pass that ran before
-// it would find nothing to do and leave the drift to the resync. The delay
-// lets that informer catch up (it lags by milliseconds), and coalesces a
-// burst of changes into one pass.
-const watchDelay = 500 * time.Millisecond
+// HelmRelease's pass starts. The watch and the pass's reads share one
+// informer (kindWatches), so the pass would see the change at once; the
+// delay coalesces a burst of changes, such as a Helm upgrade's or the
+// controller's own corrections, into one pass.
+const watchDelay = 250 * time.Millisecond
 
 // delayedEnqueue maps each event to HelmReleases, as
 // handler.EnqueueRequestsFromMapFunc does, and enqueues them after delay.

@@ -19,11 +19,12 @@ import (
 // small), in every namespace, and the metadata only of Helm's release
 // Secrets, selected by Helm's owner=helm label. Secret data is never
 // cached. Informers start on a kind's first read; the cache runs with the
-// manager. It returns nil, and passes read live, when the controller may
-// list and watch none of them.
-func newReadCache(mgr ctrl.Manager, kinds WatchKinds) (*apply.CachedReader, error) {
+// manager. The watches of the template and consumer kinds use the same
+// informers (kindWatches). It returns nil, and passes read live, when the
+// controller may list and watch none of them.
+func newReadCache(mgr ctrl.Manager, kinds WatchKinds) (*apply.CachedReader, ctrlcache.Cache, error) {
 	if len(kinds.Read) == 0 && !kinds.SecretMetadata {
-		return nil, nil
+		return nil, nil, nil
 	}
 	secretMeta := &metav1.PartialObjectMetadata{}
 	secretMeta.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
@@ -38,14 +39,14 @@ func newReadCache(mgr ctrl.Manager, kinds WatchKinds) (*apply.CachedReader, erro
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("failed to create the read cache: %w", err)
+		return nil, nil, fmt.Errorf("failed to create the read cache: %w", err)
 	}
 	if err := mgr.Add(c); err != nil {
-		return nil, fmt.Errorf("failed to run the read cache: %w", err)
+		return nil, nil, fmt.Errorf("failed to run the read cache: %w", err)
 	}
 	read := map[schema.GroupKind]bool{}
 	for _, gk := range kinds.Read {
 		read[gk] = true
 	}
-	return &apply.CachedReader{Cache: c, Live: mgr.GetAPIReader(), Kinds: read, SecretMetadata: kinds.SecretMetadata}, nil
+	return &apply.CachedReader{Cache: c, Live: mgr.GetAPIReader(), Kinds: read, SecretMetadata: kinds.SecretMetadata}, c, nil
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,42 +25,40 @@ import (
 // object it owns, so a change to a template finds its HelmRelease.
 const releaseIndex = ".metadata.helmRelease"
 
-// SetupOptions configure the watches.
+// SetupOptions configure the controller.
 type SetupOptions struct {
 	// MaxConcurrentReconciles is --concurrent.
 	MaxConcurrentReconciles int
 	// RateLimiter is the workqueue rate limiter (--min-retry-delay, --max-retry-delay).
 	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
-	// WatchKinds are the template and consumer kinds to watch, resolved
-	// from the API server at start. Only their metadata is cached.
-	WatchKinds []schema.GroupVersionKind
 }
 
-// SetupWithManager registers the controller: HelmReleases filtered to the
-// changes that matter, and the metadata of the watched kinds mapped back to
-// their HelmRelease through Helm's ownership annotations.
-func (r *HelmReleaseReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) error {
+// SetupWithManager registers the controller on HelmReleases, filtered to
+// the changes that matter, and returns it: the watches of the template
+// and consumer kinds are added to it as passes read them (kindWatches).
+func (r *HelmReleaseReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) (controller.Controller, error) {
 	err := mgr.GetFieldIndexer().IndexField(ctx, &helmv2.HelmRelease{}, releaseIndex, func(o client.Object) []string {
 		hr := o.(*helmv2.HelmRelease)
 		return []string{hr.GetReleaseNamespace() + "/" + release.Name(hr)}
 	})
 	if err != nil {
-		return fmt.Errorf("failed to index HelmReleases by release: %w", err)
+		return nil, fmt.Errorf("failed to index HelmReleases by release: %w", err)
 	}
-	b := ctrl.NewControllerManagedBy(mgr).
+	return ctrl.NewControllerManagedBy(mgr).
 		Named(api.ControllerName).
 		For(&helmv2.HelmRelease{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{},
 			predicate.AnnotationChangedPredicate{},
 			historyChanged{},
 		))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, RateLimiter: opts.RateLimiter})
-	for _, gvk := range opts.WatchKinds {
-		m := &metav1.PartialObjectMetadata{}
-		m.SetGroupVersionKind(gvk)
-		b = b.WatchesMetadata(m, delayedEnqueue{mapFn: r.toHelmRelease, delay: watchDelay})
-	}
-	return b.Complete(r)
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, RateLimiter: opts.RateLimiter}).
+		Build(r)
+}
+
+// watchHandler maps a change to a watched object to its HelmReleases,
+// after watchDelay.
+func (r *HelmReleaseReconciler) watchHandler() delayedEnqueue {
+	return delayedEnqueue{mapFn: r.toHelmRelease, delay: watchDelay}
 }
 
 // toHelmRelease maps an object Helm owns to the HelmReleases of its release.

@@ -52,22 +52,34 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	if err != nil {
 		return WatchKinds{}, err
 	}
-	cached, err := newReadCache(mgr, kinds)
+	cached, readCache, err := newReadCache(mgr, kinds)
 	if err != nil {
 		return WatchKinds{}, err
+	}
+	targets := &apply.Targets{Local: apply.LogWarningsOnce(rest.CopyConfig(mgr.GetConfig())), Reader: mgr.GetAPIReader(),
+		Scheme: mgr.GetScheme(), DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts}
+	if cached != nil {
+		// Interface fields: a nil *CachedReader must stay a nil Reader.
+		targets.Cached = cached
 	}
 	r := &HelmReleaseReconciler{
 		Client: mgr.GetClient(),
 		Engine: &pipeline.Engine{Kinds: cfg.Kinds, Releases: release.NewReader(cfg.MaxManifestBytes),
 			MaxManifestBytes: cfg.MaxManifestBytes, DeleteWait: cfg.DeleteWait,
-			Targets: &apply.Targets{Local: apply.LogWarningsOnce(rest.CopyConfig(mgr.GetConfig())), Reader: mgr.GetAPIReader(),
-				Scheme: mgr.GetScheme(), DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts,
-				Cached: cached}},
+			Targets: targets},
 		Reporter:       &report.Writer{Client: mgr.GetClient(), Events: cfg.Events, Metrics: report.NewMetrics(cfg.Metrics)},
 		ResyncInterval: cfg.ResyncInterval,
 	}
-	err = r.SetupWithManager(ctx, mgr, SetupOptions{
-		MaxConcurrentReconciles: cfg.MaxConcurrentReconciles, RateLimiter: cfg.RateLimiter, WatchKinds: kinds.Watch,
+	c, err := r.SetupWithManager(ctx, mgr, SetupOptions{
+		MaxConcurrentReconciles: cfg.MaxConcurrentReconciles, RateLimiter: cfg.RateLimiter,
 	})
-	return kinds, err
+	if err != nil {
+		return WatchKinds{}, err
+	}
+	if readCache != nil && len(kinds.Watch) > 0 {
+		w := newKindWatches(kinds.Watch, readCache, r.watchHandler())
+		w.setController(c)
+		targets.Notice = w.Notice
+	}
+	return kinds, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/jitter"
 	"github.com/fluxcd/pkg/runtime/leaderelection"
 	"github.com/fluxcd/pkg/runtime/logger"
+	"github.com/fluxcd/pkg/runtime/pprof"
 	"github.com/fluxcd/pkg/runtime/probes"
 	flag "github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/labels"
@@ -120,9 +121,13 @@ func managerOptions(f *flags, scheme *runtime.Scheme, selector labels.Selector) 
 		LeaderElectionID:              leaderElectionID(f.watch.LabelSelector),
 		GracefulShutdownTimeout:       &f.gracefulShutdown,
 		Logger:                        ctrl.Log,
-		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
+		// pprof on the metrics endpoint, as Flux controllers serve it.
+		Metrics: metricsserver.Options{BindAddress: f.metricsAddr, ExtraHandlers: pprof.GetHandlers()},
 		Cache: ctrlcache.Options{
 			ByObject: map[ctrlclient.Object]ctrlcache.ByObject{&helmv2.HelmRelease{}: {Label: selector}},
+			// Nothing reads a HelmRelease's managedFields: each is a few
+			// KB kept for every release of the fleet.
+			DefaultTransform: ctrlcache.TransformStripManagedFields(),
 		},
 	}
 	// RUNTIME_NAMESPACE is where the controller runs, as in Flux: its
@@ -192,7 +197,7 @@ func run(f *flags) error {
 	if err != nil {
 		return err
 	}
-	setupLog.Info("Watching template and consumer kinds", "kinds", fmt.Sprint(watchKinds.Watch), "templateKinds", kinds.String())
+	setupLog.Info("Watching template and consumer kinds, each at the versions passes read it at", "kinds", fmt.Sprint(watchKinds.Watch), "templateKinds", kinds.String())
 	if len(watchKinds.Forbidden) > 0 {
 		setupLog.Info("Not watching kinds this controller may not list and watch; only the resync covers them (grant them in the chart's templateKinds.rbac)",
 			"kinds", fmt.Sprint(watchKinds.Forbidden))

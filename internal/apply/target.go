@@ -9,6 +9,7 @@ import (
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -47,14 +48,22 @@ type Target struct {
 	Key string
 	// Remote is true for spec.kubeConfig targets.
 	Remote bool
+
+	// notice, for the local cluster, is Targets.Notice.
+	notice func(schema.GroupVersionKind)
 }
 
-// Read returns the reader of the pass's reads: Reader, or Client.
+// Read returns the reader of the pass's reads: Reader, or Client; on the
+// local cluster, one that tells Targets.Notice what it reads.
 func (t *Target) Read() client.Reader {
+	r := client.Reader(t.Client)
 	if t.Reader != nil {
-		return t.Reader
+		r = t.Reader
 	}
-	return t.Client
+	if t.notice != nil {
+		return noticingReader{Reader: r, notice: t.notice}
+	}
+	return r
 }
 
 // Cached reports whether reads come from informers.
@@ -85,6 +94,10 @@ type Targets struct {
 	// Cached, when set, serves the reads of the local cluster as the
 	// controller's own identity (no impersonation) from informers.
 	Cached client.Reader
+	// Notice, when set, is told the kind and version of every object a
+	// pass reads from the local cluster, whatever the identity: the
+	// controller starts its watches from it.
+	Notice func(schema.GroupVersionKind)
 
 	mu    sync.Mutex
 	cache map[string]*Target
@@ -124,6 +137,9 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 		t.cache = map[string]*Target{}
 	}
 	tg := &Target{Client: c, Secrets: cs.CoreV1(), Key: key, Remote: remote}
+	if !remote {
+		tg.notice = t.Notice
+	}
 	if key == "local" && t.Cached != nil {
 		tg.Reader = t.Cached
 	}
