@@ -27,6 +27,10 @@ type Config struct {
 	Kinds *manifest.KindMatcher
 	// MaxManifestBytes bounds the release manifest (--max-manifest-bytes).
 	MaxManifestBytes int
+	// MaxReleaseCacheBytes bounds the decoded releases kept between passes
+	// (--max-release-cache-bytes): 0 means release.DefaultMemoBytes, and a
+	// negative value keeps none.
+	MaxReleaseCacheBytes int64
 	// DeleteWait bounds a recreate's wait for its delete.
 	DeleteWait time.Duration
 	// ResyncInterval is --resync-interval.
@@ -52,6 +56,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	if err != nil {
 		return WatchKinds{}, err
 	}
+	memoBytes := cfg.MaxReleaseCacheBytes
+	if memoBytes == 0 {
+		memoBytes = release.DefaultMemoBytes
+	}
 	cached, readCache, err := newReadCache(mgr, kinds)
 	if err != nil {
 		return WatchKinds{}, err
@@ -64,7 +72,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	}
 	r := &HelmReleaseReconciler{
 		Client: mgr.GetClient(),
-		Engine: &pipeline.Engine{Kinds: cfg.Kinds, Releases: release.NewReader(cfg.MaxManifestBytes),
+		Engine: &pipeline.Engine{Kinds: cfg.Kinds, Releases: release.NewReaderWithMemo(cfg.MaxManifestBytes, memoBytes),
 			MaxManifestBytes: cfg.MaxManifestBytes, DeleteWait: cfg.DeleteWait,
 			Targets: targets},
 		Reporter:       &report.Writer{Client: mgr.GetClient(), Events: cfg.Events, Metrics: report.NewMetrics(cfg.Metrics)},

@@ -35,6 +35,7 @@ import (
 	"github.com/templatedrift/template-drift-controller/controllers"
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/release"
 )
 
 // flags are the add-on's own settings; the cross-cutting ones come from
@@ -46,6 +47,7 @@ type flags struct {
 	resyncInterval, deleteWait          time.Duration
 	defaultServiceAccount               string
 	maxManifestBytes                    int
+	maxReleaseCacheBytes                int64
 	gracefulShutdown                    time.Duration
 
 	client         runtimeclient.Options
@@ -71,6 +73,8 @@ func parseFlags(args []string) (*flags, error) {
 	fs.StringVar(&f.defaultServiceAccount, "default-service-account", "",
 		"The service account impersonated for HelmReleases that name none (as helm-controller's flag).")
 	fs.IntVar(&f.maxManifestBytes, "max-manifest-bytes", manifest.DefaultMaxManifestBytes, "The largest release manifest parsed.")
+	fs.Int64Var(&f.maxReleaseCacheBytes, "max-release-cache-bytes", release.DefaultMemoBytes,
+		"The bytes of decoded releases kept between passes (their manifests, mostly); 0 decodes every pass's release again.")
 	fs.DurationVar(&f.gracefulShutdown, "graceful-shutdown-timeout", 60*time.Second, "How long to wait for reconciles on shutdown.")
 	f.client.BindFlags(fs)
 	f.kubeConfig.BindFlags(fs)
@@ -189,7 +193,7 @@ func run(f *flags) error {
 	}
 	ctx := ctrl.SetupSignalHandler()
 	watchKinds, err := controllers.Setup(ctx, mgr, controllers.Config{
-		Kinds: kinds, MaxManifestBytes: f.maxManifestBytes, DeleteWait: f.deleteWait, ResyncInterval: f.resyncInterval,
+		Kinds: kinds, MaxManifestBytes: f.maxManifestBytes, MaxReleaseCacheBytes: releaseCacheBytes(f.maxReleaseCacheBytes), DeleteWait: f.deleteWait, ResyncInterval: f.resyncInterval,
 		DefaultServiceAccount: f.defaultServiceAccount, KubeConfigOpts: f.kubeConfig,
 		Events: recorder, Metrics: ctrlmetrics.Registry,
 		MaxConcurrentReconciles: f.concurrent, RateLimiter: helper.GetRateLimiter(f.rateLimiter),
@@ -204,4 +208,13 @@ func run(f *flags) error {
 	}
 	setupLog.Info("Starting manager", "controller", api.ControllerName)
 	return mgr.Start(ctx)
+}
+
+// releaseCacheBytes maps --max-release-cache-bytes to Config: the flag's 0
+// (keep none) is Config's negative, since Config's 0 is the default.
+func releaseCacheBytes(flag int64) int64 {
+	if flag <= 0 {
+		return -1
+	}
+	return flag
 }

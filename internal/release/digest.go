@@ -78,21 +78,42 @@ func (o observation) digest(oci string) (string, error) {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// digesters returns the digesters of o as helm-controller v1.6.4 encodes
+// it (rollback_revision cleared) and, for a rollback, as a helm-controller
+// built with Helm >= v4.3 does (kept).
+func digesters(o observation) (v164, withRollback *digester, err error) {
+	rev := o.Info.RollbackRevision
+	o.Info.RollbackRevision = 0
+	d, err := newDigester(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rev == 0 {
+		return &d, nil, nil
+	}
+	o.Info.RollbackRevision = rev
+	r, err := newDigester(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &d, &r, nil
+}
+
 // matchesDigest reports whether want is the digest helm-controller recorded
 // for this release when its artifact had OCI digest oci. It also accepts the
 // encoding of a helm-controller built with Helm >= v4.3, which keeps a
 // rollback's rollback_revision, so an upgraded Flux does not look like a
 // foreign release.
 func (r *Release) matchesDigest(want, oci string) bool {
-	if r.obs == nil {
+	if r.v164 == nil {
 		return oci == "" && want == r.Digest
 	}
-	if got, err := r.obs.digestV164(oci); err == nil && got == want {
+	if got, err := r.v164.digest(oci); err == nil && got == want {
 		return true
 	}
-	if r.obs.Info.RollbackRevision == 0 {
+	if r.withRollback == nil {
 		return false
 	}
-	got, err := r.obs.digest(oci)
+	got, err := r.withRollback.digest(oci)
 	return err == nil && got == want
 }

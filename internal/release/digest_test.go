@@ -40,7 +40,7 @@ func TestDigestGolden(t *testing.T) {
 		t.Run(tt.file+"/oci="+tt.oci, func(t *testing.T) {
 			g := NewWithT(t)
 			rel := decodeFixture(t, tt.file)
-			got, err := rel.obs.digestV164(tt.oci)
+			got, err := rel.v164.digest(tt.oci)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(got).To(Equal(tt.want))
 			g.Expect(rel.matchesDigest(tt.want, tt.oci)).To(BeTrue())
@@ -175,4 +175,34 @@ func upstreamDigest(t testing.TB, rel *helmv1.Release, oci string, keepRollback 
 		t.Fatal(err)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// TestDigesterMatchesFullEncoding: completing the kept sha256 state with an
+// OCI digest gives exactly the digest of the whole observation encoded with
+// it, for every fixture, with an OCI digest that JSON must escape too, in
+// both encodings (rollback_revision cleared and kept).
+func TestDigesterMatchesFullEncoding(t *testing.T) {
+	for _, file := range []string{"full.json", "minimal.json", "rollback.json", "testhooks-only.json"} {
+		for _, oci := range []string{"", ociDigest, `sha256:<a&b>"\`} {
+			t.Run(file+"/oci="+oci, func(t *testing.T) {
+				g := NewWithT(t)
+				data, _, _ := fixtureJSON(t, file)
+				var rls helmv1.Release
+				g.Expect(json.Unmarshal(data, &rls)).To(Succeed())
+				obs := observe(&rls)
+				v164, withRollback, err := digesters(obs)
+				g.Expect(err).NotTo(HaveOccurred())
+				want, err := obs.digestV164(oci)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(v164.digest(oci)).To(Equal(want))
+				if obs.Info.RollbackRevision == 0 {
+					g.Expect(withRollback).To(BeNil())
+					return
+				}
+				want, err = obs.digest(oci)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(withRollback.digest(oci)).To(Equal(want))
+			})
+		}
+	}
 }

@@ -11,4 +11,4 @@ var (
 func DecodeCount(r *Reader) int64 { return r.decodes.Load() }
 
 // MemoLen returns how many releases r has memoized.
-func MemoLen(r *Reader) int { return r.memo.len() }
+func MemoLen(r *Reader) int { n, _ := r.memo.size(); return n }

@@ -7,10 +7,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// defaultMemoSize bounds the memo. One entry per release Secret the
-// controller looks at is plenty: a HelmRelease needs its latest release and,
-// at most, the one deployed before it.
-const defaultMemoSize = 256
+// DefaultMemoBytes bounds the memo of decoded releases by default: room
+// for about a thousand releases of a 60 KB cluster chart, or every release
+// of a fleet of thousands of small ones.
+const DefaultMemoBytes = 64 << 20
+
+// memoEntryOverhead is what an entry costs besides its strings: the entry,
+// its list element and map slot, the Release and its two digest states.
+const memoEntryOverhead = 1 << 10
 
 // memoKey names one release Secret in one cluster, as seen by one identity.
 type memoKey struct {
@@ -27,18 +31,38 @@ type memoEntry struct {
 	err             error
 }
 
-// memo is a size-bounded LRU of decoded releases. An entry is valid only for
-// the Secret UID and resourceVersion it was decoded from, so a recreated or
-// updated Secret is always decoded again.
-type memo struct {
-	mu    sync.Mutex
-	size  int
-	order *list.List // of *memoEntry, most recently used first
-	items map[memoKey]*list.Element
+// cost is the memory the entry holds, in bytes. A Release keeps its
+// manifest and a few short strings; its values and hooks are not kept
+// (see digester), and nor is the chart.
+func (e *memoEntry) cost() int64 {
+	n := int64(memoEntryOverhead + len(e.key.source) + len(e.key.namespace) + len(e.key.name) +
+		len(e.uid) + len(e.resourceVersion))
+	if e.rel != nil {
+		n += int64(len(e.rel.Manifest) + len(e.rel.Name) + len(e.rel.Namespace) + len(e.rel.Status) +
+			len(e.rel.ApplyMethod) + len(e.rel.Digest) + len(e.rel.ChartName) + len(e.rel.ChartVersion))
+	}
+	if e.err != nil {
+		n += int64(len(e.err.Error()))
+	}
+	return n
 }
 
-func newMemo(size int) *memo {
-	return &memo{size: size, order: list.New(), items: map[memoKey]*list.Element{}}
+// memo is an LRU of decoded releases bounded by the bytes its entries hold,
+// so a tenant's large releases cannot grow the heap past the bound, however
+// many there are. An entry is valid only for the Secret UID and
+// resourceVersion it was decoded from, so a recreated or updated Secret is
+// always decoded again.
+type memo struct {
+	mu       sync.Mutex
+	maxBytes int64
+	bytes    int64
+	order    *list.List // of *memoEntry, most recently used first
+	items    map[memoKey]*list.Element
+}
+
+// newMemo returns a memo of at most maxBytes; <= 0 memoizes nothing.
+func newMemo(maxBytes int64) *memo {
+	return &memo{maxBytes: maxBytes, order: list.New(), items: map[memoKey]*list.Element{}}
 }
 
 // get returns the entry for k if it was decoded from exactly uid and
@@ -58,27 +82,49 @@ func (m *memo) get(k memoKey, uid types.UID, resourceVersion string) (*memoEntry
 	return e, true
 }
 
-// put stores e, replacing any older version of the same Secret and evicting
-// the least recently used entries beyond the size bound.
+// put stores e, replacing any older version of the same Secret, and evicts
+// the least recently used entries until the memo is within its bound. An
+// entry larger than the whole bound is not stored (and drops the older
+// version it would have replaced).
 func (m *memo) put(e *memoEntry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if el, ok := m.items[e.key]; ok {
-		el.Value = e
-		m.order.MoveToFront(el)
+		m.remove(el)
+	}
+	c := e.cost()
+	if c > m.maxBytes {
 		return
 	}
 	m.items[e.key] = m.order.PushFront(e)
-	for m.order.Len() > m.size {
-		last := m.order.Back()
-		m.order.Remove(last)
-		delete(m.items, last.Value.(*memoEntry).key)
+	m.bytes += c
+	for m.bytes > m.maxBytes {
+		m.remove(m.order.Back())
 	}
 }
 
-// len returns the number of entries, for tests.
-func (m *memo) len() int {
+func (m *memo) remove(el *list.Element) {
+	e := el.Value.(*memoEntry)
+	m.order.Remove(el)
+	delete(m.items, e.key)
+	m.bytes -= e.cost()
+}
+
+// forget drops every entry of source, for example a client whose target
+// is gone.
+func (m *memo) forget(source string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.order.Len()
+	for k, el := range m.items {
+		if k.source == source {
+			m.remove(el)
+		}
+	}
+}
+
+// size returns the number of entries and the bytes they hold.
+func (m *memo) size() (entries int, bytes int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.order.Len(), m.bytes
 }

@@ -34,8 +34,9 @@ type Source struct {
 
 // Reader reads stored Helm releases through Helm v4's Secrets driver and
 // memoizes the decoded releases by Secret UID and resourceVersion, so a
-// release Secret is decoded only when it changed. The memo is bounded (the
-// 256 most recently used Secrets). A Reader is safe for concurrent use.
+// release Secret is decoded only when it changed. The memo is bounded by
+// the bytes its releases hold (their manifests, mostly), the least recently
+// used going first. A Reader is safe for concurrent use.
 type Reader struct {
 	maxManifestBytes int
 	memo             *memo
@@ -45,10 +46,24 @@ type Reader struct {
 }
 
 // NewReader returns a Reader that refuses releases whose manifest is larger
-// than maxManifestBytes (ErrManifestTooLarge); <= 0 means no limit.
+// than maxManifestBytes (ErrManifestTooLarge); <= 0 means no limit. Its memo
+// holds DefaultMemoBytes.
 func NewReader(maxManifestBytes int) *Reader {
-	return &Reader{maxManifestBytes: maxManifestBytes, memo: newMemo(defaultMemoSize)}
+	return NewReaderWithMemo(maxManifestBytes, DefaultMemoBytes)
 }
+
+// NewReaderWithMemo is NewReader with a memo of at most memoBytes; <= 0
+// memoizes nothing, so every read decodes its Secret.
+func NewReaderWithMemo(maxManifestBytes int, memoBytes int64) *Reader {
+	return &Reader{maxManifestBytes: maxManifestBytes, memo: newMemo(memoBytes)}
+}
+
+// Forget drops the memoized releases read through the source with this
+// key: its target is gone, so nothing will ask for them again.
+func (r *Reader) Forget(key string) { r.memo.forget(key) }
+
+// MemoSize returns the number of memoized releases and the bytes they hold.
+func (r *Reader) MemoSize() (entries int, bytes int64) { return r.memo.size() }
 
 // Get returns version `version` of release `name` stored in namespace
 // storageNS. It fails with ErrReleaseNotFound when the Secret does not exist,

@@ -27,10 +27,12 @@ type Release struct {
 
 	ChartName, ChartVersion string
 
-	// obs is what Digest was computed from. It is kept so that VerifySnapshot
-	// can recompute the digest with the snapshot's OCI digest, which
-	// helm-controller mixes in from the HelmRelease and the release lacks.
-	obs *observation
+	// v164 completes Digest for the snapshot's OCI digest, which
+	// helm-controller mixes in from the HelmRelease and the release lacks,
+	// so VerifySnapshot can check it. withRollback does the same for the
+	// encoding of a helm-controller built with Helm >= v4.3, when the
+	// release is a rollback (see matchesDigest); nil otherwise.
+	v164, withRollback *digester
 }
 
 // Ref returns "<namespace>/<name>.v<version>". It names one release version
@@ -68,20 +70,24 @@ func fromHelm(rls *helmv1.Release, name string, version, maxManifestBytes int) (
 		return nil, fmt.Errorf("failed to accept release %s: %w: %d bytes, limit %d",
 			SecretName(name, version), ErrManifestTooLarge, len(rls.Manifest), maxManifestBytes)
 	}
-	obs := observe(rls)
-	digest, err := obs.digestV164("")
+	v164, withRollback, err := digesters(observe(rls))
+	if err != nil {
+		return nil, fmt.Errorf("failed to compute digest of release %s: %w: %w", SecretName(name, version), ErrReleaseCorrupt, err)
+	}
+	digest, err := v164.digest("")
 	if err != nil {
 		return nil, fmt.Errorf("failed to compute digest of release %s: %w: %w", SecretName(name, version), ErrReleaseCorrupt, err)
 	}
 	out := &Release{
-		Name:        rls.Name,
-		Namespace:   rls.Namespace,
-		Version:     rls.Version,
-		Status:      rls.Info.Status.String(),
-		ApplyMethod: rls.ApplyMethod,
-		Manifest:    rls.Manifest,
-		Digest:      digest,
-		obs:         &obs,
+		Name:         rls.Name,
+		Namespace:    rls.Namespace,
+		Version:      rls.Version,
+		Status:       rls.Info.Status.String(),
+		ApplyMethod:  rls.ApplyMethod,
+		Manifest:     rls.Manifest,
+		Digest:       digest,
+		v164:         v164,
+		withRollback: withRollback,
 	}
 	if rls.Chart != nil && rls.Chart.Metadata != nil {
 		out.ChartName = rls.Chart.Metadata.Name

@@ -2,10 +2,14 @@ package release
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	helmv1 "helm.sh/helm/v4/pkg/release/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -122,30 +126,89 @@ func TestBoundSecretsIsReadOnly(t *testing.T) {
 	g.Expect(err).To(MatchError(errReadOnly))
 }
 
-// TestMemoEviction checks the memo stays bounded, evicts the least recently
-// used entry, and only serves the Secret version it decoded.
+// TestMemoEviction checks the memo stays within its bytes, evicts the least
+// recently used entries first, and only serves the Secret version it
+// decoded.
 func TestMemoEviction(t *testing.T) {
 	g := NewWithT(t)
-	m := newMemo(2)
 	key := func(i int) memoKey { return memoKey{source: "s", namespace: "ns", name: fmt.Sprint(i)} }
-	put := func(i int, rv string) {
-		m.put(&memoEntry{key: key(i), uid: "u", resourceVersion: rv, rel: &Release{Version: i}})
+	entry := func(i int, rv string, manifest int) *memoEntry {
+		return &memoEntry{key: key(i), uid: "u", resourceVersion: rv, rel: &Release{Version: i, Manifest: strings.Repeat("x", manifest)}}
 	}
-	put(1, "1")
-	put(2, "1")
+	one := entry(1, "1", 10_000).cost()
+	m := newMemo(2*one + one/2) // room for two entries of 10 KB
+	m.put(entry(1, "1", 10_000))
+	m.put(entry(2, "1", 10_000))
 	_, ok := m.get(key(1), "u", "1") // 1 is now the most recently used
 	g.Expect(ok).To(BeTrue())
-	put(3, "1")
-	g.Expect(m.len()).To(Equal(2))
+	m.put(entry(3, "1", 10_000))
+	n, bytes := m.size()
+	g.Expect(n).To(Equal(2))
+	g.Expect(bytes).To(Equal(2 * one))
 	_, ok = m.get(key(2), "u", "1")
 	g.Expect(ok).To(BeFalse(), "least recently used entry is evicted")
 	_, ok = m.get(key(1), "u", "2")
 	g.Expect(ok).To(BeFalse(), "another resourceVersion is a miss")
 	_, ok = m.get(key(1), "other", "1")
 	g.Expect(ok).To(BeFalse(), "another UID is a miss")
-	put(1, "2")
+	m.put(entry(1, "2", 10_000))
 	e, ok := m.get(key(1), "u", "2")
 	g.Expect(ok).To(BeTrue())
 	g.Expect(e.rel.Version).To(Equal(1))
-	g.Expect(m.len()).To(Equal(2), "a new version replaces the old entry")
+	n, _ = m.size()
+	g.Expect(n).To(Equal(2), "a new version replaces the old entry")
+
+	m.put(entry(4, "1", 20_000))
+	n, bytes = m.size()
+	g.Expect(n).To(Equal(1), "a large entry evicts as many as it takes")
+	g.Expect(bytes).To(Equal(entry(4, "1", 20_000).cost()))
+	m.put(entry(4, "2", 30_000))
+	n, bytes = m.size()
+	g.Expect([]any{n, bytes}).To(Equal([]any{0, int64(0)}), "an entry larger than the bound is not kept, nor the version it replaces")
+
+	m.put(&memoEntry{key: key(5), uid: "u", resourceVersion: "1", err: errors.New(strings.Repeat("e", 100))})
+	m.put(entry(6, "1", 100))
+	m.forget("s")
+	n, bytes = m.size()
+	g.Expect([]any{n, bytes}).To(Equal([]any{0, int64(0)}), "forget drops a source's entries, errors too")
+}
+
+// TestMemoCostCountsWhatIsKept: an entry's cost grows with the manifest it
+// keeps, byte for byte, over a fixed overhead.
+func TestMemoCostCountsWhatIsKept(t *testing.T) {
+	g := NewWithT(t)
+	small := (&memoEntry{rel: &Release{Manifest: "a"}}).cost()
+	large := (&memoEntry{rel: &Release{Manifest: strings.Repeat("a", 1<<20)}}).cost()
+	g.Expect(large - small).To(Equal(int64(1<<20 - 1)))
+	g.Expect(small).To(BeNumerically(">=", memoEntryOverhead))
+}
+
+// TestMemoKeepsNoValuesOrHooks: a release with 2 MB of values and hook
+// manifests costs the memo what its manifest costs: neither is kept (the
+// digest needs only its sha256 state), so a tenant's large values cannot
+// grow the memo past its bound, and the digest is still helm-controller's.
+func TestMemoKeepsNoValuesOrHooks(t *testing.T) {
+	g := NewWithT(t)
+	big := strings.Repeat("v", 1<<20)
+	rls := map[string]any{
+		"name": "r", "version": 1, "namespace": "ns",
+		"info":     map[string]any{"status": "deployed"},
+		"chart":    map[string]any{"metadata": map[string]any{"name": "cluster", "version": "1.0.0"}},
+		"config":   map[string]any{"blob": big},
+		"manifest": "---\nkind: ConfigMap\n",
+		"hooks":    []any{map[string]any{"name": "h", "kind": "Job", "manifest": big, "events": []string{"pre-install"}}},
+	}
+	data, err := json.Marshal(rls)
+	g.Expect(err).NotTo(HaveOccurred())
+	r := NewReader(0)
+	rel, err := r.Get(context.Background(), fakeSource("r", 1, helmEncode(t, data)), "ns", "r", 1)
+	g.Expect(err).NotTo(HaveOccurred())
+	n, bytes := r.MemoSize()
+	g.Expect(n).To(Equal(1))
+	g.Expect(bytes).To(BeNumerically("<", 2*memoEntryOverhead), "values and hooks are not kept")
+
+	var decoded helmv1.Release
+	g.Expect(json.Unmarshal(data, &decoded)).To(Succeed())
+	g.Expect(rel.Digest).To(Equal(upstreamDigest(t, &decoded, "", false)))
+	g.Expect(rel.matchesDigest(upstreamDigest(t, &decoded, ociDigest, false), ociDigest)).To(BeTrue())
 }
