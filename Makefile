@@ -134,11 +134,18 @@ e2e-bin: testbin ## Build the Flux controllers and CLI (cached) and the add-on b
 e2e: e2e-bin ## Run the ginkgo e2e suite: real Flux controllers, clusterctl move, the flux CLI.
 	$(GO) test -tags e2e -count=1 -timeout 60m ./e2e/ -v -ginkgo.v $(E2E_ARGS)
 
-# The fleet sizes `make bench` measures, each on a fresh control plane;
-# BENCH_N=50 is CI's smoke test. test/scale/config.go lists the other
+.PHONY: helm-controller-bin
+helm-controller-bin: testbin ## Build helm-controller only (cached), for `make bench`.
+	bash hack/build-flux.sh helm-controller
+
+# The fleet sizes `make bench` measures, each on a fresh control plane, and
+# the controllers it measures at each size (the add-on, and helm-controller
+# in driftDetection.mode warn for comparison); CI's smoke test is
+# BENCH_N=50 with the add-on only. test/scale/config.go lists the other
 # BENCH_* variables (resync, window, extra controller flags, ...).
 BENCH_N ?= 100 300 1000
+BENCH_CONTROLLERS ?= template-drift-controller helm-controller
 
 .PHONY: bench
-bench: testbin ## Measure the add-on on fleets of BENCH_N opted-in HelmReleases (one real API server each): one table, JSON in _artifacts/bench/.
-	BENCH_N="$(BENCH_N)" GO="$(GO)" $(GO) run ./test/scale/cmd/bench
+bench: testbin $(if $(filter helm-controller,$(BENCH_CONTROLLERS)),helm-controller-bin) ## Measure the add-on, and helm-controller in warn mode, on fleets of BENCH_N HelmReleases (one real API server each): one table, JSON in _artifacts/bench/.
+	BENCH_N="$(BENCH_N)" BENCH_CONTROLLERS="$(BENCH_CONTROLLERS)" GO="$(GO)" $(GO) run ./test/scale/cmd/bench

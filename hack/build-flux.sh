@@ -148,10 +148,21 @@ YAML
   log "flux CLI $version ready in $BIN_DIR/flux/$version ($(du -h "$BIN_DIR/flux/$version/flux" | cut -f1)): $got"
 }
 
-build_controller helm-controller github.com/fluxcd/helm-controller "$HELM_CONTROLLER_VERSION"
+# With arguments, only the tools named (`make helm-controller-bin`, for the
+# benchmark, passes helm-controller).
+TOOLS=("$@")
+wants_tool() { [[ ${#TOOLS[@]} -eq 0 || " ${TOOLS[*]} " == *" $1 "* ]]; }
+
+if wants_tool helm-controller; then
+  build_controller helm-controller github.com/fluxcd/helm-controller "$HELM_CONTROLLER_VERSION"
+fi
 # github.com/fluxcd/pkg/artifact v0.18.3 (required by source-controller v1.9.5)
 # is refused by the module proxy; v0.18.0 builds and works. The replace names
 # the refused version, so it has no effect once a newer one is required.
-build_controller source-controller github.com/fluxcd/source-controller "$FLUX_SOURCE_CONTROLLER_VERSION" \
-  "github.com/fluxcd/pkg/artifact v0.18.3 => github.com/fluxcd/pkg/artifact v0.18.0"
-build_flux_cli
+if wants_tool source-controller; then
+  build_controller source-controller github.com/fluxcd/source-controller "$FLUX_SOURCE_CONTROLLER_VERSION" \
+    "github.com/fluxcd/pkg/artifact v0.18.3 => github.com/fluxcd/pkg/artifact v0.18.0"
+fi
+if wants_tool flux; then
+  build_flux_cli
+fi

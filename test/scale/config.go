@@ -2,6 +2,7 @@ package scale
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +12,22 @@ import (
 // events of this user are the controller's requests.
 const ControllerUser = "template-drift-controller-bench"
 
+// HelmControllerUser is the user helm-controller runs as, when it is
+// measured with the same harness.
+const HelmControllerUser = "helm-controller-bench"
+
+// The controllers the benchmark can measure (BENCH_CONTROLLERS): the
+// add-on, and helm-controller with driftDetection.mode warn on the same
+// releases, for comparison.
+const (
+	TemplateDriftController = "template-drift-controller"
+	HelmController          = "helm-controller"
+)
+
+// DefaultControllers are the controllers run when BENCH_CONTROLLERS is not
+// set: both, each on a control plane of its own per fleet size.
+var DefaultControllers = []string{TemplateDriftController, HelmController}
+
 // DefaultSizes are the fleet sizes run when BENCH_N is not set.
 var DefaultSizes = []int{100, 300, 1000}
 
@@ -19,6 +36,10 @@ type Config struct {
 	// Sizes are the fleet sizes, each run on a fresh control plane
 	// (BENCH_N, space-separated).
 	Sizes []int
+	// Controllers are the controllers measured at each size, in turn, each
+	// on a fresh control plane (BENCH_CONTROLLERS, space-separated; both by
+	// default).
+	Controllers []string
 	// Resync is the controller's --resync-interval and every
 	// HelmRelease's spec.interval (BENCH_RESYNC, 30s).
 	Resync time.Duration
@@ -40,6 +61,9 @@ type Config struct {
 	// (BENCH_CONTROLLER_BIN), to measure another commit with the same
 	// harness.
 	ControllerBin string
+	// HelmControllerArgs are more flags for helm-controller
+	// (BENCH_HELM_CONTROLLER_ARGS, space-separated), after the harness's own.
+	HelmControllerArgs []string
 	// KeepAudit keeps the audit log of a successful run (BENCH_KEEP_AUDIT=1);
 	// a failed run's is always kept.
 	KeepAudit bool
@@ -51,9 +75,19 @@ type Config struct {
 // ConfigFromEnv reads the configuration from getenv (os.Getenv in the
 // benchmark, a map in tests).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	c := Config{Sizes: DefaultSizes, Resync: 30 * time.Second, Settle: 5 * time.Second, Idle: 5 * time.Second,
+	c := Config{Sizes: DefaultSizes, Controllers: DefaultControllers, Resync: 30 * time.Second, Settle: 5 * time.Second, Idle: 5 * time.Second,
 		ConvergeTimeout: 15 * time.Minute, KeepAudit: getenv("BENCH_KEEP_AUDIT") == "1", Out: getenv("BENCH_OUT"),
-		ControllerArgs: strings.Fields(getenv("BENCH_CONTROLLER_ARGS")), ControllerBin: getenv("BENCH_CONTROLLER_BIN")}
+		ControllerArgs: strings.Fields(getenv("BENCH_CONTROLLER_ARGS")), ControllerBin: getenv("BENCH_CONTROLLER_BIN"),
+		HelmControllerArgs: strings.Fields(getenv("BENCH_HELM_CONTROLLER_ARGS"))}
+	if v := strings.Fields(getenv("BENCH_CONTROLLERS")); len(v) > 0 {
+		for _, name := range v {
+			if !slices.Contains(DefaultControllers, name) {
+				return Config{}, fmt.Errorf("failed to parse BENCH_CONTROLLERS %q: %q is neither %s nor %s",
+					getenv("BENCH_CONTROLLERS"), name, TemplateDriftController, HelmController)
+			}
+		}
+		c.Controllers = v
+	}
 	if v := strings.Fields(getenv("BENCH_N")); len(v) > 0 {
 		c.Sizes = nil
 		for _, s := range v {

@@ -22,7 +22,17 @@ func TestConfigFromEnv(t *testing.T) {
 			g.Expect(c.Resync).To(Equal(30 * time.Second))
 			g.Expect(c.Window).To(Equal(time.Minute), "two resyncs")
 			g.Expect(c.KeepAudit).To(BeFalse())
+			g.Expect(c.Controllers).To(Equal([]string{"template-drift-controller", "helm-controller"}))
+			g.Expect(HelmControllerFlags(c)).To(Equal([]string{"--watch-all-namespaces=true", "--concurrent=4",
+				"--requeue-dependency=30s", "--enable-leader-election=false", "--log-level=info"}))
 		}},
+		{name: "one controller", env: map[string]string{"BENCH_CONTROLLERS": " template-drift-controller ",
+			"BENCH_HELM_CONTROLLER_ARGS": "--concurrent=8"}, check: func(g Gomega, c Config) {
+			g.Expect(c.Controllers).To(Equal([]string{"template-drift-controller"}))
+			g.Expect(HelmControllerFlags(c)).To(HaveLen(6))
+			g.Expect(HelmControllerFlags(c)[5]).To(Equal("--concurrent=8"), "after the harness's own, so it wins")
+		}},
+		{name: "unknown controller", env: map[string]string{"BENCH_CONTROLLERS": "helm-controller kustomize-controller"}, wantErr: "kustomize-controller"},
 		{name: "overrides", env: map[string]string{"BENCH_N": " 50  100 ", "BENCH_RESYNC": "20s", "BENCH_KEEP_AUDIT": "1",
 			"BENCH_CONTROLLER_ARGS": "--concurrent=8 --kube-api-qps=100", "BENCH_CONTROLLER_BIN": "/tmp/old"}, check: func(g Gomega, c Config) {
 			g.Expect(c.ControllerBin).To(Equal("/tmp/old"))

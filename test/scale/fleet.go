@@ -68,7 +68,13 @@ func FleetManifest(v testenv.ChartValues) string {
 // HelmRelease with spec.interval set to interval, the Helm release Secret
 // written with Helm's own storage driver, and the HelmRelease's
 // status.history as helm-controller records it.
-func CreateFleet(ctx context.Context, e *testenv.Env, n int, interval time.Duration) error {
+//
+// With a chart server, the fleet is helm-controller's (the same releases,
+// objects and interval): each release also gets a HelmChart, Ready with
+// an artifact on chart, which the HelmRelease names in spec.chartRef; the
+// HelmRelease gets the whole status helm-controller leaves after an
+// install, then spec.driftDetection.mode warn.
+func CreateFleet(ctx context.Context, e *testenv.Env, n int, interval time.Duration, chart *ChartServer) error {
 	desired := FleetManifest(testenv.Management)
 	pivoted := FleetManifest(testenv.Bootstrap)
 	g, ctx := errgroup.WithContext(ctx)
@@ -78,15 +84,15 @@ func CreateFleet(ctx context.Context, e *testenv.Env, n int, interval time.Durat
 		if Drifted(i) {
 			live = pivoted
 		}
-		g.Go(func() error { return createRelease(ctx, e, Namespace(i), live, desired, interval) })
+		g.Go(func() error { return createRelease(ctx, e, Namespace(i), live, desired, interval, chart) })
 	}
 	return g.Wait()
 }
 
 // createRelease creates one release of the fleet, in the order a pivot
 // leaves it: the objects, then the HelmRelease and what helm-controller
-// stored for it.
-func createRelease(ctx context.Context, e *testenv.Env, ns, live, desired string, interval time.Duration) error {
+// stored for it (with chart, also its HelmChart, first).
+func createRelease(ctx context.Context, e *testenv.Env, ns, live, desired string, interval time.Duration, chart *ChartServer) error {
 	c := e.Client
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return fmt.Errorf("failed to create namespace %s: %w", ns, err)
@@ -96,12 +102,21 @@ func createRelease(ctx context.Context, e *testenv.Env, ns, live, desired string
 	}
 	hr := testenv.NewHelmRelease(ns, releaseName, map[string]string{api.ModeAnnotation: api.ModeEnabled})
 	hr.Spec.Interval = metav1.Duration{Duration: interval}
+	if chart != nil {
+		if err := createHelmChart(ctx, c, chart, ns); err != nil {
+			return err
+		}
+		toHelmChart(hr)
+	}
 	if err := c.Create(ctx, hr); err != nil {
 		return fmt.Errorf("failed to create HelmRelease %s/%s: %w", ns, releaseName, err)
 	}
 	rel := testenv.Release{Name: releaseName, Namespace: ns, Version: 1, Status: "deployed", ApplyMethod: "csa", Manifest: desired}
 	if err := testenv.StoreRelease(ctx, e, rel); err != nil {
 		return fmt.Errorf("failed to store the release of %s: %w", ns, err)
+	}
+	if chart != nil {
+		return installForHelmController(ctx, c, hr, rel)
 	}
 	if err := testenv.SetHistory(ctx, c, hr, rel); err != nil {
 		return fmt.Errorf("failed to record the release history of %s: %w", ns, err)

@@ -44,9 +44,10 @@ const (
 // server no release renders.
 const reactionImageURL = "http://10.10.10.99/images/ubuntu.qcow2"
 
-// converge waits until every HelmRelease reports TemplatesInSync=True,
-// then checks that no Metal3MachineTemplate still points at the bootstrap
-// image server.
+// converge waits until every HelmRelease has converged (pending), then
+// checks the outcome: for the add-on, that no Metal3MachineTemplate still
+// points at the bootstrap image server; for helm-controller, that it
+// upgraded no release.
 func (r *run) converge(ctx context.Context) error {
 	var pending map[string]int
 	logged := time.Now()
@@ -56,7 +57,7 @@ func (r *run) converge(ctx context.Context) error {
 			return false, fmt.Errorf("the controller exited (see %s)", r.controller.LogPath)
 		}
 		var err error
-		pending, err = r.notInSync(ctx)
+		pending, err = r.pending(ctx)
 		if err == nil && time.Since(logged) > progressEvery {
 			r.logf("N=%d: %s after start, not in sync yet by reason: %v", r.n, time.Since(r.started).Round(time.Second), pending)
 			logged = time.Now()
@@ -64,7 +65,7 @@ func (r *run) converge(ctx context.Context) error {
 		return err == nil && len(pending) == 0, err
 	})
 	if err != nil {
-		return fmt.Errorf("%w; HelmReleases not in sync, by reason: %v", err, pending)
+		return fmt.Errorf("%w; HelmReleases not converged, by reason: %v", err, pending)
 	}
 	r.converged = time.Now()
 	r.convergence = Window{Start: r.started, End: r.converged}
@@ -74,12 +75,26 @@ func (r *run) converge(ctx context.Context) error {
 		return err
 	}
 	r.res.ConvergenceCPUSeconds = cpu.Seconds()
+	if r.target.IsHelmController() {
+		return r.checkNotUpgraded(ctx)
+	}
 	return r.checkHealed(ctx)
 }
 
-// notInSync lists the HelmReleases whose TemplatesInSync condition is not
-// True, counted by reason ("none" for no condition yet).
-func (r *run) notInSync(ctx context.Context) (map[string]int, error) {
+// pending lists the HelmReleases that have not converged yet, counted by
+// reason: notInSync for the add-on, notReconciled for helm-controller.
+func (r *run) pending(ctx context.Context) (map[string]int, error) {
+	list, err := r.helmReleases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.target.IsHelmController() {
+		return notReconciled(list), nil
+	}
+	return notInSync(list), nil
+}
+
+func (r *run) helmReleases(ctx context.Context) ([]helmv2.HelmRelease, error) {
 	var list helmv2.HelmReleaseList
 	if err := r.env.Client.List(ctx, &list); err != nil {
 		return nil, err
@@ -87,8 +102,14 @@ func (r *run) notInSync(ctx context.Context) (map[string]int, error) {
 	if len(list.Items) != r.n {
 		return nil, fmt.Errorf("found %d HelmReleases, want %d", len(list.Items), r.n)
 	}
+	return list.Items, nil
+}
+
+// notInSync counts the HelmReleases whose TemplatesInSync condition is not
+// True, by reason ("none" for no condition yet).
+func notInSync(list []helmv2.HelmRelease) map[string]int {
 	out := map[string]int{}
-	for _, hr := range list.Items {
+	for _, hr := range list {
 		c := apimeta.FindStatusCondition(hr.Status.Conditions, api.TemplatesInSyncCondition)
 		switch {
 		case c == nil:
@@ -97,7 +118,56 @@ func (r *run) notInSync(ctx context.Context) (map[string]int, error) {
 			out[c.Reason]++
 		}
 	}
-	return out, nil
+	return out
+}
+
+// notReconciled counts the HelmReleases helm-controller has not reconciled
+// to Ready=True at their generation yet, by reason: "generation" when it
+// has not observed the current spec, "reconciling" while a Reconciling
+// condition says a release action is in flight, else Ready's reason
+// ("none" for no Ready condition).
+func notReconciled(list []helmv2.HelmRelease) map[string]int {
+	out := map[string]int{}
+	for _, hr := range list {
+		ready := apimeta.FindStatusCondition(hr.Status.Conditions, "Ready")
+		switch {
+		case hr.Status.ObservedGeneration != hr.Generation:
+			out["generation"]++
+		case apimeta.FindStatusCondition(hr.Status.Conditions, "Reconciling") != nil:
+			out["reconciling"]++
+		case ready == nil:
+			out["none"]++
+		case ready.Status != metav1.ConditionTrue || ready.ObservedGeneration != hr.Generation:
+			out[ready.Reason]++
+		}
+	}
+	return out
+}
+
+// upgraded lists the HelmReleases whose latest release is no longer the
+// one the fleet stored (version 1): helm-controller upgraded them.
+func upgraded(list []helmv2.HelmRelease) []string {
+	var out []string
+	for _, hr := range list {
+		if cur := hr.Status.History.Latest(); cur == nil || cur.Version != 1 {
+			out = append(out, hr.Namespace+"/"+hr.Name)
+		}
+	}
+	return out
+}
+
+// checkNotUpgraded checks that helm-controller found every release up to
+// date: had it upgraded one, it would be measuring Helm upgrades, not
+// drift detection.
+func (r *run) checkNotUpgraded(ctx context.Context) error {
+	list, err := r.helmReleases(ctx)
+	if err != nil {
+		return err
+	}
+	if up := upgraded(list); len(up) > 0 {
+		return fmt.Errorf("helm-controller upgraded %d releases (%v): the fleet's status does not match what it computes", len(up), first(up, 5))
+	}
+	return nil
 }
 
 // checkHealed checks that the fleet's Metal3MachineTemplates, two a
@@ -140,7 +210,7 @@ func (r *run) sample() (sample, error) {
 	if s.etcd, err = CPUTime(r.etcdPID); err != nil {
 		return s, err
 	}
-	s.reconciles, err = Reconciles(r.metricsAddr)
+	s.reconciles, err = Reconciles(r.metricsAddr, r.target.MetricsController)
 	return s, err
 }
 
@@ -175,7 +245,7 @@ func (r *run) countRequests(ctx context.Context) error {
 	if err := sleep(ctx, auditFlush); err != nil {
 		return err
 	}
-	counts, err := CountRequests(r.auditLog, ControllerUser, r.convergence, r.steadyState)
+	counts, err := CountRequests(r.auditLog, r.target.User, r.convergence, r.steadyState)
 	if err != nil {
 		return err
 	}
@@ -191,8 +261,12 @@ const reactionSamples = 3
 // measureReaction writes a drift into a Metal3MachineTemplate of a few
 // releases that were in sync from the start, one after the other, and
 // times each until the template is corrected, then until its HelmRelease
-// reports DriftCorrected.
+// reports DriftCorrected. helm-controller in warn mode corrects nothing:
+// it is not measured.
 func (r *run) measureReaction(ctx context.Context) error {
+	if r.target.IsHelmController() {
+		return nil
+	}
 	for k := range min(reactionSamples, r.n/2) {
 		i := 2*k + 1 // Drifted(i) is false: in sync since setup.
 		s, err := r.reactOnce(ctx, Namespace(i))

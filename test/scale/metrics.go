@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/templatedrift/template-drift-controller/api"
 )
 
 // reconcileTotal is controller-runtime's counter of finished reconciles,
@@ -17,9 +15,10 @@ import (
 const reconcileTotal = "controller_runtime_reconcile_total"
 
 // Reconciles scrapes the controller's metrics endpoint at addr (host:port)
-// and returns how many reconciles the add-on's controller finished, every
-// result counted.
-func Reconciles(addr string) (float64, error) {
+// and returns how many reconciles its controller named controller (the
+// add-on's api.ControllerName, helm-controller's "helmrelease") finished,
+// every result counted.
+func Reconciles(addr, controller string) (float64, error) {
 	c := &http.Client{Timeout: 10 * time.Second}
 	resp, err := c.Get("http://" + addr + "/metrics")
 	if err != nil {
@@ -29,7 +28,7 @@ func Reconciles(addr string) (float64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("failed to scrape the controller's metrics: HTTP %d", resp.StatusCode)
 	}
-	return sumCounter(resp.Body, reconcileTotal, `controller="`+api.ControllerName+`"`)
+	return sumCounter(resp.Body, reconcileTotal, `controller="`+controller+`"`)
 }
 
 // sumCounter adds up, in a Prometheus text exposition, the samples of

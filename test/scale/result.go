@@ -17,6 +17,9 @@ import (
 // seconds, CPU per reconcile in milliseconds; a figure that could not be
 // computed (no reconcile in the window) is null.
 type Result struct {
+	// Controller is the controller measured: TemplateDriftController or
+	// HelmController.
+	Controller string `json:"controller"`
 	// N is the number of opted-in HelmReleases.
 	N int `json:"n"`
 	// ControlPlaneStartSeconds is how long kube-apiserver and etcd took to start.
@@ -24,7 +27,8 @@ type Result struct {
 	// SetupSeconds is how long creating the fleet took.
 	SetupSeconds float64 `json:"setupSeconds"`
 	// ConvergenceSeconds is from the controller's start until every
-	// HelmRelease reports TemplatesInSync=True.
+	// HelmRelease reports TemplatesInSync=True (helm-controller: Ready=True
+	// at its generation, no release action in flight).
 	ConvergenceSeconds float64 `json:"convergenceSeconds"`
 	// ConvergenceRequests are the controller's requests until then.
 	ConvergenceRequests Requests `json:"convergenceRequests"`
@@ -45,6 +49,10 @@ type Result struct {
 	// out; DryRuns is the number of dry-run writes (counted in Requests).
 	Writes  int `json:"writes"`
 	DryRuns int `json:"dryRuns"`
+	// Upgrades is the number of Helm release Secrets created in the
+	// window: one per Helm upgrade (0 for the add-on, which never writes
+	// them, and 0 for helm-controller when it only detects drift).
+	Upgrades int `json:"upgrades"`
 	// Reconciles is the number of reconciles in the window, from the
 	// controller's metrics, and ReconcilesPerHRPerResync the same per
 	// HelmRelease per resync interval (about 1 in a steady state).
@@ -65,7 +73,8 @@ type Result struct {
 	// Memory is the controller's resident memory at the window's end.
 	Memory Memory `json:"memory"`
 
-	// Reactions are the drifts written after the window, one at a time.
+	// Reactions are the drifts written after the window, one at a time;
+	// none for helm-controller, which does not heal in warn mode.
 	Reactions []Reaction `json:"reactions"`
 }
 
@@ -102,6 +111,7 @@ func (r *Result) derive(start, end sample) {
 		r.ByVerbPerHRPerResync[verb] = per(float64(n))
 	}
 	r.Writes, r.DryRuns = r.Requests.Writes(), r.Requests.DryRuns()
+	r.Upgrades = r.Requests.ByResource[releaseSecretCreate]
 	r.Reconciles = end.reconciles - start.reconciles
 	r.ReconcilesPerHRPerResync = per(r.Reconciles)
 	perReconcile := func(a, b time.Duration) *float64 {
@@ -120,6 +130,10 @@ func (r *Result) derive(start, end sample) {
 		r.APIServerCPUAboveIdlePerReconcileMs = &v
 	}
 }
+
+// releaseSecretCreate is how Requests.ByResource names the creation of a
+// Secret: Helm stores each new release revision as one.
+const releaseSecretCreate = "create secrets"
 
 // Report is the JSON file a benchmark writes: how it ran, and one Result
 // per fleet size.
@@ -140,12 +154,19 @@ type Report struct {
 	ControllerBin string `json:"controllerBin"`
 	// ControllerArgs are the controller's flags, ports left out.
 	ControllerArgs []string `json:"controllerArgs"`
+	// HelmControllerBin and HelmControllerArgs are helm-controller's
+	// binary and flags, when it was measured.
+	HelmControllerBin  string   `json:"helmControllerBin,omitempty"`
+	HelmControllerArgs []string `json:"helmControllerArgs,omitempty"`
 	// TemplatesPerRelease and DriftedPerRelease describe the fleet; every
 	// other release is drifted.
 	TemplatesPerRelease int `json:"templatesPerRelease"`
 	DriftedPerRelease   int `json:"driftedTemplatesPerDriftedRelease"`
 	// Runs are the results, in the order run.
 	Runs []Result `json:"runs"`
+	// Comparisons are helm-controller's figures over the add-on's, for
+	// each size both were measured at.
+	Comparisons []Comparison `json:"comparisons,omitempty"`
 	// Failure is the error that stopped the benchmark, if any.
 	Failure string `json:"failure,omitempty"`
 }
@@ -166,24 +187,24 @@ func (r Report) WriteJSON(path string) error {
 // sorted.
 var verbOrder = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
 
-// WriteTable prints the results as one table: one row per fleet size, the
-// requests by verb of every verb any run made.
+// WriteTable prints the results as one table: one row per fleet size and
+// controller, the requests by verb of every verb any run made.
 func WriteTable(w io.Writer, runs []Result) error {
 	verbs := tableVerbs(runs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := []string{"N", "setup", "converge", "req/HR/resync"}
+	head := []string{"N", "controller", "setup", "converge", "req/HR/resync"}
 	head = append(head, verbs...)
-	head = append(head, "writes", "reconciles/HR/resync", "CPU/reconcile ctrl", "CPU/reconcile apiserver", "RSS", "peak RSS", "reaction (min-max)")
+	head = append(head, "writes", "upgrades", "reconciles/HR/resync", "CPU/reconcile ctrl", "CPU/reconcile apiserver", "RSS", "peak RSS", "reaction (min-max)")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range runs {
-		row := []string{fmt.Sprint(r.N), seconds(r.SetupSeconds), seconds(r.ConvergenceSeconds), fmt.Sprintf("%.2f", r.RequestsPerHRPerResync)}
+		row := []string{fmt.Sprint(r.N), r.Controller, seconds(r.SetupSeconds), seconds(r.ConvergenceSeconds), fmt.Sprintf("%.2f", r.RequestsPerHRPerResync)}
 		for _, v := range verbs {
 			row = append(row, fmt.Sprintf("%.2f", r.ByVerbPerHRPerResync[v]))
 		}
-		row = append(row, fmt.Sprint(r.Writes), fmt.Sprintf("%.2f", r.ReconcilesPerHRPerResync),
+		row = append(row, fmt.Sprint(r.Writes), fmt.Sprint(r.Upgrades), fmt.Sprintf("%.2f", r.ReconcilesPerHRPerResync),
 			millis(r.ControllerCPUPerReconcileMs), millis(r.APIServerCPUPerReconcileMs),
 			mebibytes(r.Memory.RSS), mebibytes(r.Memory.Peak),
-			reactions(r.Reactions))
+			reactions(r))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	return tw.Flush()
@@ -219,11 +240,14 @@ func seconds(s float64) string {
 	return fmt.Sprintf("%.0fs", math.Round(s))
 }
 
-func reactions(rs []Reaction) string {
-	if len(rs) == 0 {
+func reactions(r Result) string {
+	if r.Controller == HelmController {
+		return "n/a"
+	}
+	if len(r.Reactions) == 0 {
 		return "-"
 	}
-	lo, hi := reactionRange(rs)
+	lo, hi := reactionRange(r.Reactions)
 	return seconds(lo) + "-" + seconds(hi)
 }
 

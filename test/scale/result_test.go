@@ -24,6 +24,7 @@ func TestDerive(t *testing.T) {
 	g.Expect(r.RequestsPerHRPerResync).To(Equal(11.0), "220 requests, 10 releases, 2 resyncs")
 	g.Expect(r.ByVerbPerHRPerResync).To(Equal(map[string]float64{"get": 10, "list": 1}))
 	g.Expect(r.Writes).To(Equal(0))
+	g.Expect(r.Upgrades).To(Equal(0))
 	g.Expect(r.ReconcilesPerHRPerResync).To(Equal(1.0))
 	g.Expect(*r.ControllerCPUPerReconcileMs).To(BeNumerically("~", 10, 1e-9))
 	g.Expect(*r.APIServerCPUPerReconcileMs).To(BeNumerically("~", 30, 1e-9))
@@ -33,11 +34,13 @@ func TestDerive(t *testing.T) {
 
 func TestDeriveWithoutReconciles(t *testing.T) {
 	g := NewWithT(t)
-	r := Result{N: 10, WindowSeconds: 60, ResyncSeconds: 30, Requests: Requests{ByVerb: map[string]int{}}}
+	r := Result{N: 10, WindowSeconds: 60, ResyncSeconds: 30, Requests: Requests{ByVerb: map[string]int{},
+		ByResource: map[string]int{"create secrets": 2, "patch helmreleases/status": 4}}}
 
 	r.derive(sample{}, sample{})
 
 	g.Expect(r.ControllerCPUPerReconcileMs).To(BeNil())
+	g.Expect(r.Upgrades).To(Equal(2), "a Helm upgrade stores a new release Secret")
 	var out bytes.Buffer
 	g.Expect(WriteTable(&out, []Result{r})).To(Succeed())
 	g.Expect(out.String()).To(ContainSubstring(" - "))
@@ -47,19 +50,24 @@ func TestDeriveWithoutReconciles(t *testing.T) {
 func TestWriteTable(t *testing.T) {
 	g := NewWithT(t)
 	ms := 12.34
-	runs := []Result{{N: 50, SetupSeconds: 3.2, ConvergenceSeconds: 61.4, RequestsPerHRPerResync: 10.5,
+	runs := []Result{{Controller: TemplateDriftController, N: 50, SetupSeconds: 3.2, ConvergenceSeconds: 61.4, RequestsPerHRPerResync: 10.5,
 		Requests:             Requests{ByVerb: map[string]int{"list": 1, "get": 9, "watch": 1, "bind": 1}},
 		ByVerbPerHRPerResync: map[string]float64{"get": 9.5, "list": 1}, ReconcilesPerHRPerResync: 1,
 		ControllerCPUPerReconcileMs: &ms, APIServerCPUPerReconcileMs: &ms, Memory: Memory{RSS: 64 << 20, Peak: 80 << 20},
-		Reactions: []Reaction{{HealedSeconds: 0.12}, {HealedSeconds: 0.08}, {HealedSeconds: 29.6}}}}
+		Reactions: []Reaction{{HealedSeconds: 0.12}, {HealedSeconds: 0.08}, {HealedSeconds: 29.6}}},
+		// helm-controller: writes on every pass, and no reaction measured.
+		{Controller: HelmController, N: 50, SetupSeconds: 3.4, ConvergenceSeconds: 4.5, RequestsPerHRPerResync: 21.5,
+			ByVerbPerHRPerResync: map[string]float64{"get": 9, "list": 1, "patch": 11.5}, Writes: 45, ReconcilesPerHRPerResync: 1,
+			ControllerCPUPerReconcileMs: &ms, APIServerCPUPerReconcileMs: &ms, Memory: Memory{RSS: 74 << 20, Peak: 74 << 20}}}
 	var out bytes.Buffer
 
 	g.Expect(WriteTable(&out, runs)).To(Succeed())
 
 	lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
-	g.Expect(lines).To(HaveLen(2))
-	g.Expect(string(lines[0])).To(MatchRegexp(`^N\s+setup\s+converge\s+req/HR/resync\s+get\s+list\s+watch\s+bind\s+writes`))
-	g.Expect(string(lines[1])).To(MatchRegexp(`^50\s+3.20s\s+61s\s+10.50\s+9.50\s+1.00\s+0.00\s+0.00\s+0\s+1.00\s+12.3 ms\s+12.3 ms\s+64 MiB\s+80 MiB\s+0.08s-30s$`))
+	g.Expect(lines).To(HaveLen(3))
+	g.Expect(string(lines[0])).To(MatchRegexp(`^N\s+controller\s+setup\s+converge\s+req/HR/resync\s+get\s+list\s+watch\s+bind\s+writes\s+upgrades\s`))
+	g.Expect(string(lines[1])).To(MatchRegexp(`^50\s+template-drift-controller\s+3.20s\s+61s\s+10.50\s+9.50\s+1.00\s+0.00\s+0.00\s+0\s+0\s+1.00\s+12.3 ms\s+12.3 ms\s+64 MiB\s+80 MiB\s+0.08s-30s$`))
+	g.Expect(string(lines[2])).To(MatchRegexp(`^50\s+helm-controller\s+3.40s\s+4.50s\s+21.50\s+9.00\s+1.00\s+0.00\s+0.00\s+45\s+0\s+1.00\s.*74 MiB\s+n/a$`))
 }
 
 func TestWriteJSON(t *testing.T) {

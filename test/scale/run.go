@@ -43,11 +43,11 @@ func ControllerFlags(cfg Config) []string {
 // run is one fleet size measured on its own control plane. Its fields
 // become valid step by step, in the order of Run's steps.
 type run struct {
-	cfg  Config
-	n    int
-	bin  string
-	dir  string
-	logf func(format string, args ...any)
+	cfg    Config
+	n      int
+	target Target
+	dir    string
+	logf   func(format string, args ...any)
 
 	// Valid after startControlPlane: the control plane, its audit log,
 	// the pids of kube-apiserver and etcd, the controller user's kubeconfig.
@@ -55,6 +55,9 @@ type run struct {
 	auditLog              string
 	apiServerPID, etcdPID int
 	kubeconfig            string
+
+	// Valid after createFleet, for helm-controller: the chart server.
+	chart *ChartServer
 
 	// Valid after startController: the controller, its metrics address,
 	// and when it was started.
@@ -71,16 +74,16 @@ type run struct {
 	res Result
 }
 
-// Run measures the controller binary bin on a fleet of n releases, on a
-// control plane of its own that it stops before returning, and leaves the
+// Run measures the controller t on a fleet of n releases, on a control
+// plane of its own that it stops before returning, and leaves the
 // controller's log (and, for a failed run or with cfg.KeepAudit, the audit
 // log) in dir.
-func Run(ctx context.Context, cfg Config, bin string, n int, dir string, logf func(format string, args ...any)) (res Result, err error) {
+func Run(ctx context.Context, cfg Config, t Target, n int, dir string, logf func(format string, args ...any)) (res Result, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Result{}, err
 	}
-	r := &run{cfg: cfg, n: n, bin: bin, dir: dir, logf: logf,
-		res: Result{N: n, WindowSeconds: cfg.Window.Seconds(), ResyncSeconds: cfg.Resync.Seconds()}}
+	r := &run{cfg: cfg, n: n, target: t, dir: dir, logf: logf,
+		res: Result{Controller: t.Name, N: n, WindowSeconds: cfg.Window.Seconds(), ResyncSeconds: cfg.Resync.Seconds()}}
 	defer func() { r.stop(err == nil) }()
 	steps := []struct {
 		name string
@@ -96,9 +99,9 @@ func Run(ctx context.Context, cfg Config, bin string, n int, dir string, logf fu
 		{"measure the reaction to a drift", r.measureReaction},
 	}
 	for _, s := range steps {
-		logf("N=%d: %s", n, s.name)
+		logf("N=%d %s: %s", n, t.Name, s.name)
 		if err := s.do(ctx); err != nil {
-			return r.res, fmt.Errorf("failed to %s with %d releases: %w", s.name, n, err)
+			return r.res, fmt.Errorf("failed to %s with %d releases (%s): %w", s.name, n, t.Name, err)
 		}
 	}
 	return r.res, nil
@@ -106,21 +109,22 @@ func Run(ctx context.Context, cfg Config, bin string, n int, dir string, logf fu
 
 // startControlPlane starts kube-apiserver and etcd with the audit log on
 // and the kinds of a management cluster (the Cluster API and Metal3
-// providers' CRDs, without their managers and so without webhooks), and
-// adds the controller's user.
+// providers' CRDs, without their managers and so without webhooks, and
+// those the target needs), and adds the controller's user.
 func (r *run) startControlPlane(_ context.Context) error {
 	flags, auditLog, err := AuditFlags(r.dir)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	env, err := testenv.StartWith("bench-"+strconv.Itoa(r.n), testenv.Options{ProviderCRDs: true, APIServerFlags: flags})
+	env, err := testenv.StartWith("bench-"+strconv.Itoa(r.n)+"-"+r.target.Name,
+		testenv.Options{ProviderCRDs: true, APIServerFlags: flags, ExtraCRDDirs: r.target.CRDDirs})
 	if err != nil {
 		return err
 	}
 	r.env, r.auditLog = env, auditLog
 	r.res.ControlPlaneStartSeconds = time.Since(start).Seconds()
-	if r.kubeconfig, err = env.AddUser(ControllerUser, []string{"system:masters"}); err != nil {
+	if r.kubeconfig, err = env.AddUser(r.target.User, []string{"system:masters"}); err != nil {
 		return err
 	}
 	if r.apiServerPID, err = ChildRunning(env.Paths.APIServer); err != nil {
@@ -130,9 +134,16 @@ func (r *run) startControlPlane(_ context.Context) error {
 	return err
 }
 
+// createFleet creates the fleet, helm-controller's with its chart server.
 func (r *run) createFleet(ctx context.Context) error {
 	start := time.Now()
-	if err := CreateFleet(ctx, r.env, r.n, r.cfg.Resync); err != nil {
+	if r.target.IsHelmController() {
+		var err error
+		if r.chart, err = ServeChart(); err != nil {
+			return err
+		}
+	}
+	if err := CreateFleet(ctx, r.env, r.n, r.cfg.Resync, r.chart); err != nil {
 		return err
 	}
 	r.res.SetupSeconds = time.Since(start).Seconds()
@@ -158,14 +169,14 @@ func (r *run) sampleIdle(ctx context.Context) error {
 	return nil
 }
 
-// startController runs the controller as the controller user, with its
-// metrics and health endpoints on loopback, and waits until it serves.
+// startController runs the controller as its user, with its metrics and
+// health endpoints on loopback, and waits until it serves.
 func (r *run) startController(_ context.Context) error {
 	r.started = time.Now()
-	p, err := testenv.StartServing("template-drift-controller", r.bin, 2, 1, func(a []string) []string {
+	p, err := testenv.StartServing(r.target.Name, r.target.Bin, 2, 1, func(a []string) []string {
 		r.metricsAddr = a[0]
-		return append([]string{"--metrics-addr=" + a[0], "--health-addr=" + a[1]}, ControllerFlags(r.cfg)...)
-	}, []string{"KUBECONFIG=" + r.kubeconfig}, r.dir)
+		return append([]string{"--metrics-addr=" + a[0], "--health-addr=" + a[1]}, r.target.Flags...)
+	}, append([]string{"KUBECONFIG=" + r.kubeconfig}, r.target.Env...), r.dir)
 	if err != nil {
 		return err
 	}
@@ -173,10 +184,11 @@ func (r *run) startController(_ context.Context) error {
 	return nil
 }
 
-// stop stops the controller and the control plane, and removes the audit
-// log of a successful run unless it is to be kept.
+// stop stops the controller, the chart server and the control plane, and
+// removes the audit log of a successful run unless it is to be kept.
 func (r *run) stop(ok bool) {
 	r.controller.Stop()
+	r.chart.Close()
 	if r.env != nil {
 		if err := r.env.Stop(); err != nil {
 			r.logf("N=%d: %v", r.n, err)

@@ -1,11 +1,14 @@
-// Command bench measures the add-on on fleets of opted-in HelmReleases
-// (test/scale), one fresh control plane per fleet size, and prints one
-// table of the results and writes them as JSON. `make bench` runs it;
-// BENCH_N (space-separated sizes) and the other BENCH_* variables of
+// Command bench measures the add-on, and helm-controller in
+// driftDetection.mode warn for comparison, on fleets of HelmReleases
+// (test/scale), one fresh control plane per fleet size and controller, and
+// prints one table of the results and the ratios between the two, and
+// writes them as JSON. `make bench` runs it; BENCH_N (space-separated
+// sizes), BENCH_CONTROLLERS and the other BENCH_* variables of
 // scale.Config tune it.
 //
-// It exits non-zero when the harness fails, or when the controller wrote
-// anything in a steady-state window; it asserts no timing.
+// It exits non-zero when the harness fails, when the add-on wrote anything
+// in a steady-state window, or when helm-controller upgraded a release in
+// one; it asserts no timing.
 package main
 
 import (
@@ -60,33 +63,71 @@ func run(ctx context.Context) error {
 	if cfg.Out == "" {
 		cfg.Out = filepath.Join(root, "_artifacts", "bench", stamp+".json")
 	}
-	bin := cfg.ControllerBin
-	if bin == "" {
-		logf("Building the controller")
-		if bin, err = scale.BuildController(ctx, root); err != nil {
-			return err
-		}
-	}
-	report := scale.Report{Started: started, Commit: describe(root), ControllerBin: bin, Cores: runtime.NumCPU(), GoVersion: runtime.Version(),
-		KubeVersion: paths.KubeVersion, EtcdVersion: paths.EtcdVersion, ControllerArgs: scale.ControllerFlags(cfg),
+	report := scale.Report{Started: started, Commit: describe(root), Cores: runtime.NumCPU(), GoVersion: runtime.Version(),
+		KubeVersion: paths.KubeVersion, EtcdVersion: paths.EtcdVersion,
 		TemplatesPerRelease: scale.TemplatesPerRelease, DriftedPerRelease: scale.DriftedPerRelease}
-	for _, n := range cfg.Sizes {
-		res, err := scale.Run(ctx, cfg, bin, n, filepath.Join(artifacts, fmt.Sprintf("n%d", n)), logf)
-		if err != nil {
-			report.Failure = err.Error()
-			break
-		}
-		report.Runs = append(report.Runs, res)
+	targets, err := targets(ctx, cfg, root, &report)
+	if err != nil {
+		return err
 	}
+runs:
+	for _, n := range cfg.Sizes {
+		for _, t := range targets {
+			res, err := scale.Run(ctx, cfg, t, n, filepath.Join(artifacts, fmt.Sprintf("n%d-%s", n, t.Name)), logf)
+			if err != nil {
+				report.Failure = err.Error()
+				break runs
+			}
+			report.Runs = append(report.Runs, res)
+		}
+	}
+	report.Comparisons = scale.Compare(report.Runs)
 	return finish(report, cfg.Out, artifacts)
 }
 
-// finish prints the table, writes the JSON report, and turns a failure
-// or a steady-state write into the error the command exits with.
+// targets resolves the controllers of cfg, in their order, building the
+// add-on unless BENCH_CONTROLLER_BIN names a build, and records their
+// binaries and flags in report.
+func targets(ctx context.Context, cfg scale.Config, root string, report *scale.Report) ([]scale.Target, error) {
+	var out []scale.Target
+	for _, name := range cfg.Controllers {
+		if name == scale.HelmController {
+			t, err := scale.HelmControllerTarget(cfg, root)
+			if err != nil {
+				return nil, err
+			}
+			report.HelmControllerBin, report.HelmControllerArgs = t.Bin, t.Flags
+			out = append(out, t)
+			continue
+		}
+		bin := cfg.ControllerBin
+		if bin == "" {
+			logf("Building the controller")
+			var err error
+			if bin, err = scale.BuildController(ctx, root); err != nil {
+				return nil, err
+			}
+		}
+		t := scale.AddonTarget(cfg, bin)
+		report.ControllerBin, report.ControllerArgs = t.Bin, t.Flags
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// finish prints the tables, writes the JSON report, and turns a failure,
+// a write of the add-on or an upgrade of helm-controller in a steady state
+// into the error the command exits with.
 func finish(report scale.Report, out, artifacts string) error {
 	fmt.Println()
 	if err := scale.WriteTable(os.Stdout, report.Runs); err != nil {
 		return err
+	}
+	if len(report.Comparisons) > 0 {
+		fmt.Println()
+		if err := scale.WriteComparisons(os.Stdout, report.Comparisons); err != nil {
+			return err
+		}
 	}
 	if err := report.WriteJSON(out); err != nil {
 		return fmt.Errorf("failed to write the report: %w", err)
@@ -97,6 +138,14 @@ func finish(report scale.Report, out, artifacts string) error {
 		errs = append(errs, errors.New(report.Failure))
 	}
 	for _, r := range report.Runs {
+		if r.Controller == scale.HelmController {
+			// helm-controller patches its status and records events on
+			// every pass: only an upgrade is a failure of the harness.
+			if r.Upgrades > 0 {
+				errs = append(errs, fmt.Errorf("with %d releases, helm-controller upgraded %d times in the steady state; want 0", r.N, r.Upgrades))
+			}
+			continue
+		}
 		if r.Writes > 0 {
 			errs = append(errs, fmt.Errorf("with %d releases, the controller wrote %d times in the steady state (%v); want 0", r.N, r.Writes, r.Requests.WritesByResource()))
 		}
