@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -32,6 +33,36 @@ func (c countingReader) List(ctx context.Context, list client.ObjectList, opts .
 	return c.Reader.List(ctx, list, opts...)
 }
 
+// recordingCache records the kinds and versions read from the informers.
+type recordingCache struct {
+	client.Reader
+	w *world
+}
+
+func (c recordingCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.w.cachedKinds.Store(obj.GetObjectKind().GroupVersionKind(), true)
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (c recordingCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	gvk := list.GetObjectKind().GroupVersionKind()
+	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+	c.w.cachedKinds.Store(gvk, true)
+	return c.Reader.List(ctx, list, opts...)
+}
+
+// cachedVersions returns the versions each kind was read at from the
+// informers.
+func (w *world) cachedVersions() map[string][]string {
+	out := map[string][]string{}
+	w.cachedKinds.Range(func(k, _ any) bool {
+		gvk := k.(schema.GroupVersionKind)
+		out[gvk.GroupKind().String()] = append(out[gvk.GroupKind().String()], gvk.Version)
+		return true
+	})
+	return out
+}
+
 // cachedReader builds the informers production reads the local cluster
 // from (controllers.newReadCache), for every kind this suite's worlds hold,
 // with the release Secrets' metadata selected by owner=helm. Reads of
@@ -54,7 +85,7 @@ func (w *world) cachedReader() *apply.CachedReader {
 		schema.GroupKind{Group: "bootstrap.cluster.x-k8s.io", Kind: "KubeadmConfigTemplate"}) {
 		kinds[gk] = true
 	}
-	return &apply.CachedReader{Cache: c, Live: countingReader{Reader: w.tgt.Client, w: w}, Kinds: kinds, SecretMetadata: true}
+	return &apply.CachedReader{Cache: recordingCache{Reader: c, w: w}, Live: countingReader{Reader: w.tgt.Client, w: w}, Kinds: kinds, SecretMetadata: true}
 }
 
 // settle runs passes until one writes nothing, as the workqueue would after
@@ -107,4 +138,6 @@ func TestCachedReads(t *testing.T) {
 	}
 	g.Expect(w.versions()).To(Equal(before))
 	g.Expect(w.liveReads.Load()).To(BeZero(), "a steady-state pass reads from the informers only")
+	g.Expect(w.cachedVersions()).To(HaveKeyWithValue("Metal3MachineTemplate.infrastructure.cluster.x-k8s.io", []string{"v1beta1"}),
+		"listed as a user of the data templates at the release's version, not the preferred v1beta2")
 }

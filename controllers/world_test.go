@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,6 +87,9 @@ type world struct {
 	deleteErrs []error
 	// liveReads counts the reads a cached world made live.
 	liveReads atomic.Int32
+	// cachedKinds records the kinds and versions a cached world read from
+	// its informers: each is an informer holding every object of the kind.
+	cachedKinds sync.Map
 }
 
 type staticTarget struct{ t *apply.Target }

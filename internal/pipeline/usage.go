@@ -51,8 +51,21 @@ func (p *pass) gatherUse(ctx context.Context) (usage, error) {
 			templateKinds = append(templateKinds, k)
 		}
 	}
+	// The version the release uses a kind at: a user kind is listed at it,
+	// so the list shares the informer (and the objects) of the release's own
+	// reads instead of holding a second copy at the preferred version. The
+	// reference paths of every served version are known (manifest.refTable).
+	released := map[schema.GroupKind]schema.GroupVersionKind{}
+	for _, t := range p.objs.Templates {
+		if _, ok := released[t.GroupVersionKind().GroupKind()]; !ok {
+			released[t.GroupVersionKind().GroupKind()] = t.GroupVersionKind()
+		}
+	}
 	for _, c := range p.objs.Consumers {
 		own[manifest.IDOf(c)] = true
+		if _, ok := released[c.GroupVersionKind().GroupKind()]; !ok {
+			released[c.GroupVersionKind().GroupKind()] = c.GroupVersionKind()
+		}
 	}
 	sort.Strings(namespaces)
 	u := usage{}
@@ -69,7 +82,17 @@ func (p *pass) gatherUse(ctx context.Context) (usage, error) {
 	}
 	for _, ns := range namespaces {
 		for _, gk := range manifest.UserKinds() {
-			objs, err := apply.ListKind(ctx, p.target.Read(), p.target.Client.RESTMapper(), gk, ns)
+			var objs []*unstructured.Unstructured
+			var err error
+			gvk, ok := released[gk]
+			switch {
+			case ok && seenKind[key{gvk, ns}]:
+				continue // listed above with the template kinds
+			case ok:
+				objs, err = apply.List(ctx, p.target.Read(), gvk, ns)
+			default:
+				objs, err = apply.ListKind(ctx, p.target.Read(), p.target.Client.RESTMapper(), gk, ns)
+			}
 			if err != nil {
 				return u, err
 			}
