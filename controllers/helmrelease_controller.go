@@ -54,10 +54,12 @@ func (r *HelmReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err := r.Client.Get(ctx, req.NamespacedName, hr); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Reporter.Metrics.Forget(req.NamespacedName)
+			r.Engine.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !hr.DeletionTimestamp.IsZero() {
+		r.Engine.Forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	defer r.Reporter.Metrics.Duration(req.NamespacedName, start)

@@ -64,15 +64,18 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	if err != nil {
 		return WatchKinds{}, err
 	}
+	releases := release.NewReaderWithMemo(cfg.MaxManifestBytes, memoBytes)
 	targets := &apply.Targets{Local: apply.LogWarningsOnce(rest.CopyConfig(mgr.GetConfig())), Reader: mgr.GetAPIReader(),
-		Scheme: mgr.GetScheme(), DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts}
+		Scheme: mgr.GetScheme(), DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts,
+		// A client that goes takes the releases read through it along.
+		Evicted: releases.Forget}
 	if cached != nil {
 		// Interface fields: a nil *CachedReader must stay a nil Reader.
 		targets.Cached = cached
 	}
 	r := &HelmReleaseReconciler{
 		Client: mgr.GetClient(),
-		Engine: &pipeline.Engine{Kinds: cfg.Kinds, Releases: release.NewReaderWithMemo(cfg.MaxManifestBytes, memoBytes),
+		Engine: &pipeline.Engine{Kinds: cfg.Kinds, Releases: releases,
 			MaxManifestBytes: cfg.MaxManifestBytes, DeleteWait: cfg.DeleteWait,
 			Targets: targets},
 		Reporter:       &report.Writer{Client: mgr.GetClient(), Events: cfg.Events, Metrics: report.NewMetrics(cfg.Metrics)},

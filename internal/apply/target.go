@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -98,9 +99,14 @@ type Targets struct {
 	// pass reads from the local cluster, whatever the identity: the
 	// controller starts its watches from it.
 	Notice func(schema.GroupVersionKind)
+	// MaxTargets bounds the clients kept (DefaultMaxTargets when 0).
+	MaxTargets int
+	// Evicted, when set, is told the key of each client dropped, so that
+	// what was kept for it can go too (release.Reader.Forget).
+	Evicted func(key string)
 
 	mu    sync.Mutex
-	cache map[string]*Target
+	cache *targetCache
 }
 
 // For returns the Target of hr: the remote cluster of spec.kubeConfig, or
@@ -110,9 +116,32 @@ type Targets struct {
 func (t *Targets) For(ctx context.Context, hr *helmv2.HelmRelease) (*Target, error) {
 	tg, err := t.resolve(ctx, hr)
 	if err != nil {
+		// Its kubeconfig Secret may be gone: the client it had goes,
+		// unless other HelmReleases use it.
+		t.Forget(client.ObjectKeyFromObject(hr))
 		return nil, fmt.Errorf("%w: %w", plan.ErrTargetUnavailable, err)
 	}
 	return tg, nil
+}
+
+// Forget drops the HelmRelease's use of its client, which goes if no other
+// HelmRelease uses it: the HelmRelease is gone.
+func (t *Targets) Forget(hr types.NamespacedName) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cache != nil {
+		t.cache.forget(hr)
+	}
+}
+
+// Len returns the number of clients kept.
+func (t *Targets) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cache == nil {
+		return 0
+	}
+	return t.cache.len()
 }
 
 func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target, error) {
@@ -120,9 +149,13 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 	if err != nil {
 		return nil, err
 	}
+	id := client.ObjectKeyFromObject(hr)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if tg, ok := t.cache[key]; ok {
+	if t.cache == nil {
+		t.cache = newTargetCache(t.MaxTargets, t.Evicted)
+	}
+	if tg, ok := t.cache.get(id, key); ok {
 		return tg, nil
 	}
 	c, err := client.New(cfg, client.Options{Scheme: t.Scheme})
@@ -133,9 +166,6 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 	if err != nil {
 		return nil, fmt.Errorf("failed to create clientset for target %s: %w", key, err)
 	}
-	if t.cache == nil {
-		t.cache = map[string]*Target{}
-	}
 	tg := &Target{Client: c, Secrets: cs.CoreV1(), Key: key, Remote: remote}
 	if !remote {
 		tg.notice = t.Notice
@@ -143,7 +173,7 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 	if key == "local" && t.Cached != nil {
 		tg.Reader = t.Cached
 	}
-	t.cache[key] = tg
+	t.cache.put(id, tg)
 	return tg, nil
 }
 

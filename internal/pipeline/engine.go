@@ -7,6 +7,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
@@ -19,6 +20,19 @@ import (
 // (an *apply.Targets in production).
 type TargetResolver interface {
 	For(ctx context.Context, hr *helmv2.HelmRelease) (*apply.Target, error)
+}
+
+// forgetter is a TargetResolver that keeps clients for HelmReleases.
+type forgetter interface {
+	Forget(hr types.NamespacedName)
+}
+
+// Forget lets go of what the engine keeps for a HelmRelease that is gone or
+// being deleted: its target's client, if no other HelmRelease uses it.
+func (e *Engine) Forget(hr types.NamespacedName) {
+	if f, ok := e.Targets.(forgetter); ok {
+		f.Forget(hr)
+	}
 }
 
 // Engine runs the pipeline for one HelmRelease. It is shared by the
