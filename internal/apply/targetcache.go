@@ -34,11 +34,11 @@ type targetCache struct {
 	evicted func(key string)
 }
 
-func newTargetCache(max int, evicted func(string)) *targetCache {
-	if max <= 0 {
-		max = DefaultMaxTargets
+func newTargetCache(limit int, evicted func(string)) *targetCache {
+	if limit <= 0 {
+		limit = DefaultMaxTargets
 	}
-	return &targetCache{max: max, order: list.New(), entries: map[string]*list.Element{},
+	return &targetCache{max: limit, order: list.New(), entries: map[string]*list.Element{},
 		byKey: map[string]*targetEntry{}, byHR: map[types.NamespacedName]string{}, evicted: evicted}
 }
 
