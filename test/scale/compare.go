@@ -22,8 +22,12 @@ type Comparison struct {
 	// N is the fleet size.
 	N int `json:"n"`
 	// Requests is helm-controller's requests per HelmRelease per resync over
-	// the add-on's, in the same window on the same releases.
-	Requests *float64 `json:"requests"`
+	// the add-on's, in the same window on the same releases: the load on the
+	// API server. RequestsPerReconcile is the same per reconcile: the cost
+	// of one pass, which stays fair when a controller falls behind its
+	// interval and reconciles less often than once a resync.
+	Requests             *float64 `json:"requests"`
+	RequestsPerReconcile *float64 `json:"requestsPerReconcile"`
 	// ControllerCPU and APIServerCPU are the CPU per reconcile ratios of
 	// the controller process and of kube-apiserver.
 	ControllerCPU *float64 `json:"controllerCpuPerReconcile"`
@@ -46,11 +50,22 @@ func Compare(runs []Result) []Comparison {
 			continue
 		}
 		out = append(out, Comparison{N: ours.N,
-			Requests:      ratio(&h.RequestsPerHRPerResync, &ours.RequestsPerHRPerResync),
-			ControllerCPU: ratio(h.ControllerCPUPerReconcileMs, ours.ControllerCPUPerReconcileMs),
-			APIServerCPU:  ratio(h.APIServerCPUPerReconcileMs, ours.APIServerCPUPerReconcileMs)})
+			Requests:             ratio(&h.RequestsPerHRPerResync, &ours.RequestsPerHRPerResync),
+			RequestsPerReconcile: ratio(perReconcile(h), perReconcile(ours)),
+			ControllerCPU:        ratio(h.ControllerCPUPerReconcileMs, ours.ControllerCPUPerReconcileMs),
+			APIServerCPU:         ratio(h.APIServerCPUPerReconcileMs, ours.APIServerCPUPerReconcileMs)})
 	}
 	return out
+}
+
+// perReconcile is r's requests per reconcile in the window, nil without
+// reconciles.
+func perReconcile(r Result) *float64 {
+	if r.Reconciles <= 0 {
+		return nil
+	}
+	v := float64(r.Requests.Total) / r.Reconciles
+	return &v
 }
 
 // ratio is a/b, or nil when either is missing or b is not positive.
@@ -69,10 +84,10 @@ func WriteComparisons(w io.Writer, cs []Comparison) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join([]string{"N", "helm-controller / template-drift-controller: requests",
-		"CPU/reconcile ctrl", "CPU/reconcile apiserver"}, "\t"))
+	fmt.Fprintln(tw, strings.Join([]string{"N", "helm-controller / template-drift-controller: req/HR/resync",
+		"req/reconcile", "CPU/reconcile ctrl", "CPU/reconcile apiserver"}, "\t"))
 	for _, c := range cs {
-		fmt.Fprintln(tw, strings.Join([]string{fmt.Sprint(c.N), against(c.Requests, RequestsTarget),
+		fmt.Fprintln(tw, strings.Join([]string{fmt.Sprint(c.N), against(c.Requests, RequestsTarget), against(c.RequestsPerReconcile, RequestsTarget),
 			against(c.ControllerCPU, CPUTarget), against(c.APIServerCPU, CPUTarget)}, "\t"))
 	}
 	return tw.Flush()

@@ -3,6 +3,7 @@ package scale
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -121,20 +122,27 @@ func notInSync(list []helmv2.HelmRelease) map[string]int {
 	return out
 }
 
+// releaseActionInFlight is how the Reconciling condition's message of
+// helm-controller v1.6.4 starts while a release action (install, upgrade,
+// test, rollback, ...) runs; every other pass also sets Reconciling, with
+// "Fulfilling prerequisites", which at 1,000 releases on a 30 s interval
+// is always true of a few of them.
+const releaseActionInFlight = "Running '"
+
 // notReconciled counts the HelmReleases helm-controller has not reconciled
 // to Ready=True at their generation yet, by reason: "generation" when it
-// has not observed the current spec, "reconciling" while a Reconciling
-// condition says a release action is in flight, else Ready's reason
-// ("none" for no Ready condition).
+// has not observed the current spec, "release action" while a Helm action
+// runs, else Ready's reason ("none" for no Ready condition).
 func notReconciled(list []helmv2.HelmRelease) map[string]int {
 	out := map[string]int{}
 	for _, hr := range list {
 		ready := apimeta.FindStatusCondition(hr.Status.Conditions, "Ready")
+		reconciling := apimeta.FindStatusCondition(hr.Status.Conditions, "Reconciling")
 		switch {
 		case hr.Status.ObservedGeneration != hr.Generation:
 			out["generation"]++
-		case apimeta.FindStatusCondition(hr.Status.Conditions, "Reconciling") != nil:
-			out["reconciling"]++
+		case reconciling != nil && strings.HasPrefix(reconciling.Message, releaseActionInFlight):
+			out["release action"]++
 		case ready == nil:
 			out["none"]++
 		case ready.Status != metav1.ConditionTrue || ready.ObservedGeneration != hr.Generation:

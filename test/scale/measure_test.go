@@ -23,6 +23,11 @@ func cond(typ string, status metav1.ConditionStatus, reason string, gen int64) m
 	return metav1.Condition{Type: typ, Status: status, Reason: reason, ObservedGeneration: gen}
 }
 
+func withMessage(c metav1.Condition, msg string) metav1.Condition {
+	c.Message = msg
+	return c
+}
+
 func TestNotReconciled(t *testing.T) {
 	tests := []struct {
 		name string
@@ -33,8 +38,12 @@ func TestNotReconciled(t *testing.T) {
 	}{
 		{name: "ready at its generation", hr: hrWith(2, 2, cond("Ready", metav1.ConditionTrue, "InstallSucceeded", 2)), want: map[string]int{}},
 		{name: "warn mode not observed yet", hr: hrWith(2, 1, cond("Ready", metav1.ConditionTrue, "InstallSucceeded", 1)), want: map[string]int{"generation": 1}},
-		{name: "an action in flight", hr: hrWith(2, 2, cond("Ready", metav1.ConditionTrue, "InstallSucceeded", 2),
-			cond("Reconciling", metav1.ConditionTrue, "Progressing", 2)), want: map[string]int{"reconciling": 1}},
+		{name: "an upgrade in flight", hr: hrWith(2, 2, cond("Ready", metav1.ConditionTrue, "InstallSucceeded", 2),
+			withMessage(cond("Reconciling", metav1.ConditionTrue, "Progressing", 2), "Running 'upgrade' action with timeout of 5m0s")),
+			want: map[string]int{"release action": 1}},
+		{name: "a pass in flight, no action", hr: hrWith(2, 2, cond("Ready", metav1.ConditionTrue, "InstallSucceeded", 2),
+			withMessage(cond("Reconciling", metav1.ConditionTrue, "Progressing", 2), "Fulfilling prerequisites")),
+			want: map[string]int{}},
 		{name: "no Ready", hr: hrWith(1, 1), want: map[string]int{"none": 1}},
 		{name: "not ready", hr: hrWith(2, 2, cond("Ready", metav1.ConditionFalse, "ArtifactFailed", 2)), want: map[string]int{"ArtifactFailed": 1}},
 		{name: "Ready of an older generation", hr: hrWith(2, 2, cond("Ready", metav1.ConditionTrue, "InstallSucceeded", 1)), want: map[string]int{"InstallSucceeded": 1}},
