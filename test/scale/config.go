@@ -57,6 +57,10 @@ type Config struct {
 	// ControllerArgs are more flags for the controller
 	// (BENCH_CONTROLLER_ARGS, space-separated), after the harness's own.
 	ControllerArgs []string
+	// ControllerEnv is more environment for the add-on's process
+	// (BENCH_CONTROLLER_ENV, space-separated NAME=value, e.g. GOGC=50), to
+	// measure the Go runtime's settings without changing the API server's.
+	ControllerEnv []string
 	// ControllerBin runs this binary instead of building the working tree's
 	// (BENCH_CONTROLLER_BIN), to measure another commit with the same
 	// harness.
@@ -78,6 +82,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := Config{Sizes: DefaultSizes, Controllers: DefaultControllers, Resync: 30 * time.Second, Settle: 5 * time.Second, Idle: 5 * time.Second,
 		ConvergeTimeout: 15 * time.Minute, KeepAudit: getenv("BENCH_KEEP_AUDIT") == "1", Out: getenv("BENCH_OUT"),
 		ControllerArgs: strings.Fields(getenv("BENCH_CONTROLLER_ARGS")), ControllerBin: getenv("BENCH_CONTROLLER_BIN"),
+		ControllerEnv:      strings.Fields(getenv("BENCH_CONTROLLER_ENV")),
 		HelmControllerArgs: strings.Fields(getenv("BENCH_HELM_CONTROLLER_ARGS"))}
 	if v := strings.Fields(getenv("BENCH_CONTROLLERS")); len(v) > 0 {
 		for _, name := range v {

@@ -34,8 +34,10 @@ func TestConfigFromEnv(t *testing.T) {
 		}},
 		{name: "unknown controller", env: map[string]string{"BENCH_CONTROLLERS": "helm-controller kustomize-controller"}, wantErr: "kustomize-controller"},
 		{name: "overrides", env: map[string]string{"BENCH_N": " 50  100 ", "BENCH_RESYNC": "20s", "BENCH_KEEP_AUDIT": "1",
-			"BENCH_CONTROLLER_ARGS": "--concurrent=8 --kube-api-qps=100", "BENCH_CONTROLLER_BIN": "/tmp/old"}, check: func(g Gomega, c Config) {
+			"BENCH_CONTROLLER_ARGS": "--concurrent=8 --kube-api-qps=100", "BENCH_CONTROLLER_BIN": "/tmp/old",
+			"BENCH_CONTROLLER_ENV": "GOGC=50  GOMEMLIMIT=150MiB"}, check: func(g Gomega, c Config) {
 			g.Expect(c.ControllerBin).To(Equal("/tmp/old"))
+			g.Expect(AddonTarget(c, "/tmp/old").Env).To(Equal([]string{"GOGC=50", "GOMEMLIMIT=150MiB"}))
 			g.Expect(c.Sizes).To(Equal([]int{50, 100}))
 			g.Expect(c.Window).To(Equal(40*time.Second), "two resyncs of the new interval")
 			g.Expect(c.KeepAudit).To(BeTrue())

@@ -38,7 +38,7 @@ func (t Target) IsHelmController() bool { return t.Name == HelmController }
 // AddonTarget is the add-on's binary bin, run with ControllerFlags.
 func AddonTarget(cfg Config, bin string) Target {
 	return Target{Name: TemplateDriftController, Bin: bin, User: ControllerUser, Flags: ControllerFlags(cfg),
-		MetricsController: api.ControllerName}
+		Env: cfg.ControllerEnv, MetricsController: api.ControllerName}
 }
 
 // helmControllerMetricsName is the name controller-runtime gives
