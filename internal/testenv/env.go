@@ -41,6 +41,9 @@ type Env struct {
 	// and webhookPorts their webhook ports by provider name.
 	managers     []*Process
 	webhookPorts map[string]string
+	// certDir is the API server's certificate folder once RestartAPIServer
+	// has taken it over from envtest; Stop removes it.
+	certDir string
 }
 
 // Scheme returns a scheme with the built-in types and Flux's HelmRelease.
@@ -178,6 +181,9 @@ func (e *Env) Stop() error {
 	e.env = nil
 	if e.dir != "" {
 		_ = os.RemoveAll(e.dir)
+	}
+	if e.certDir != "" {
+		_ = os.RemoveAll(e.certDir)
 	}
 	if err != nil {
 		return fmt.Errorf("failed to stop control plane %q: %w", e.Name, err)

@@ -63,6 +63,20 @@ func (p *Process) Stop() {
 	_ = p.log.Close()
 }
 
+// Kill sends SIGKILL to the process and its group, as the OOM killer or a
+// lost node would: no graceful shutdown, no lease released, writes cut
+// where they stand. It waits for the exit and is safe to call more than
+// once.
+func (p *Process) Kill() {
+	if p == nil || p.cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done //nolint:errcheck // killed on purpose: the exit status is an error by design
+	p.cmd = nil
+	_ = p.log.Close()
+}
+
 // PID returns the process id, or 0 once the process is stopped, so that a
 // benchmark can read the process's CPU time and memory from /proc.
 func (p *Process) PID() int {

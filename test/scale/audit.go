@@ -27,6 +27,13 @@ rules:
 // lines, synchronously (blocking mode), without rotation, and the log's
 // path.
 func AuditFlags(dir string) (map[string]string, string, error) {
+	return AuditFlagsWithPolicy(dir, auditPolicy)
+}
+
+// AuditFlagsWithPolicy is AuditFlags with an audit policy of the caller's
+// (YAML): the chaos harness logs the request bodies of the controller's
+// writes, to check their preconditions.
+func AuditFlagsWithPolicy(dir, auditPolicy string) (map[string]string, string, error) {
 	policy := filepath.Join(dir, "audit-policy.yaml")
 	if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
 		return nil, "", fmt.Errorf("failed to write the audit policy: %w", err)

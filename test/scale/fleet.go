@@ -84,15 +84,24 @@ func CreateFleet(ctx context.Context, e *testenv.Env, n int, interval time.Durat
 		if Drifted(i) {
 			live = pivoted
 		}
-		g.Go(func() error { return createRelease(ctx, e, Namespace(i), live, desired, interval, chart) })
+		g.Go(func() error { return createRelease(ctx, e, Namespace(i), live, desired, "csa", interval, chart) })
 	}
 	return g.Wait()
+}
+
+// CreateRelease creates one opted-in release of the add-on's fleet in a new
+// namespace ns: the live objects rendered in live, the HelmRelease with
+// spec.interval set to interval, and the Helm release of desired, applied
+// with applyMethod ("csa" or "ssa"), stored as Helm and helm-controller
+// store it. The chaos harness builds its mixed fleet with it.
+func CreateRelease(ctx context.Context, e *testenv.Env, ns, live, desired, applyMethod string, interval time.Duration) error {
+	return createRelease(ctx, e, ns, live, desired, applyMethod, interval, nil)
 }
 
 // createRelease creates one release of the fleet, in the order a pivot
 // leaves it: the objects, then the HelmRelease and what helm-controller
 // stored for it (with chart, also its HelmChart, first).
-func createRelease(ctx context.Context, e *testenv.Env, ns, live, desired string, interval time.Duration, chart *ChartServer) error {
+func createRelease(ctx context.Context, e *testenv.Env, ns, live, desired, applyMethod string, interval time.Duration, chart *ChartServer) error {
 	c := e.Client
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return fmt.Errorf("failed to create namespace %s: %w", ns, err)
@@ -111,7 +120,7 @@ func createRelease(ctx context.Context, e *testenv.Env, ns, live, desired string
 	if err := c.Create(ctx, hr); err != nil {
 		return fmt.Errorf("failed to create HelmRelease %s/%s: %w", ns, releaseName, err)
 	}
-	rel := testenv.Release{Name: releaseName, Namespace: ns, Version: 1, Status: "deployed", ApplyMethod: "csa", Manifest: desired}
+	rel := testenv.Release{Name: releaseName, Namespace: ns, Version: 1, Status: "deployed", ApplyMethod: applyMethod, Manifest: desired}
 	if err := testenv.StoreRelease(ctx, e, rel); err != nil {
 		return fmt.Errorf("failed to store the release of %s: %w", ns, err)
 	}

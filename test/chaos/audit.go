@@ -1,0 +1,280 @@
+package chaos
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/templatedrift/template-drift-controller/api"
+)
+
+// ControllerUser is the user the controller runs as in the chaos harness.
+const ControllerUser = "template-drift-controller-chaos"
+
+// auditPolicy logs the controller user's writes at the Request level (the
+// body is the evidence of each precondition) and every other request at the
+// Metadata level, as the scale benchmark does.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Request
+  users: ["` + ControllerUser + `"]
+  verbs: ["create", "update", "patch", "delete", "deletecollection"]
+- level: Metadata
+`
+
+// Write is one completed write request of the controller in the audit log,
+// dry-runs left out.
+type Write struct {
+	Verb string `json:"verb"`
+	// RequestURI tells a dry-run (dryRun in its query).
+	RequestURI string `json:"requestURI"`
+	ObjectRef  struct {
+		Resource    string `json:"resource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
+		APIGroup    string `json:"apiGroup"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
+	// RequestObject is the request's body: a JSON patch (an array), a
+	// merge patch or an object, or DeleteOptions.
+	RequestObject json.RawMessage `json:"requestObject"`
+	// ResponseStatus.Code tells a refused write (409 on a failed
+	// precondition) from one that was stored.
+	ResponseStatus struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+}
+
+// Succeeded reports whether the server stored the write.
+func (w Write) Succeeded() bool { return w.ResponseStatus.Code >= 200 && w.ResponseStatus.Code < 300 }
+
+func (w Write) String() string {
+	r := w.ObjectRef
+	what := r.Resource
+	if r.Subresource != "" {
+		what += "/" + r.Subresource
+	}
+	return fmt.Sprintf("%s %s %s/%s (HTTP %d)", w.Verb, what, r.Namespace, r.Name, w.ResponseStatus.Code)
+}
+
+type auditLine struct {
+	Write
+	Stage string `json:"stage"`
+	User  struct {
+		Username string `json:"username"`
+	} `json:"user"`
+}
+
+var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollection"}
+
+// ReadWrites reads the audit log at path and returns the completed,
+// non-dry-run writes of user, in order.
+func ReadWrites(path, user string) ([]Write, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to open the audit log: %w", err)
+	}
+	defer f.Close()
+	var out []Write
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for line := 1; sc.Scan(); line++ {
+		var ev auditLine
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			return nil, fmt.Errorf("failed to parse line %d of the audit log: %w", line, err)
+		}
+		if ev.Stage != "ResponseComplete" || ev.User.Username != user || !slices.Contains(writeVerbs, ev.Verb) || isDryRun(ev.RequestURI) {
+			continue
+		}
+		out = append(out, ev.Write)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("failed to read the audit log: %w", err)
+	}
+	return out, nil
+}
+
+func isDryRun(uri string) bool {
+	_, query, _ := strings.Cut(uri, "?")
+	q, err := url.ParseQuery(query)
+	return err == nil && q.Has("dryRun")
+}
+
+// reviews are the resources a create of which asks a question and stores
+// nothing (the manager's RBAC checks).
+var reviews = []string{"selfsubjectaccessreviews", "selfsubjectrulesreviews", "subjectaccessreviews", "tokenreviews"}
+
+// exempt are the writes no precondition and no scope is asked of: events,
+// which the event recorder creates and patches (a count) on its own, and
+// reviews, which store nothing.
+func exempt(w Write) bool {
+	return w.ObjectRef.Resource == "events" || slices.Contains(reviews, w.ObjectRef.Resource)
+}
+
+// Precondition returns what is missing from w's precondition, or "" when it
+// has one: a create needs none (it fails if the name is taken); an update
+// carries metadata.resourceVersion; a patch a JSON patch operation that
+// tests or sets /metadata/resourceVersion (the add-on's internal/diff sets
+// it with `replace`: the server then refuses the patch with 409 Conflict
+// when the object moved on, as for a merge patch with an optimistic lock),
+// or metadata.resourceVersion in its body; a
+// delete DeleteOptions with preconditions.uid and
+// preconditions.resourceVersion.
+func Precondition(w Write) string {
+	if exempt(w) {
+		return ""
+	}
+	switch w.Verb {
+	case "create":
+		return ""
+	case "update":
+		if bodyResourceVersion(w.RequestObject) == "" {
+			return "an update without metadata.resourceVersion"
+		}
+	case "patch":
+		if !guardsResourceVersion(w.RequestObject) && bodyResourceVersion(w.RequestObject) == "" {
+			return "a patch that neither tests nor sets /metadata/resourceVersion"
+		}
+	case "delete":
+		var opts struct {
+			Preconditions struct {
+				UID             string `json:"uid"`
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"preconditions"`
+		}
+		_ = json.Unmarshal(w.RequestObject, &opts)
+		if opts.Preconditions.UID == "" || opts.Preconditions.ResourceVersion == "" {
+			return "a delete without preconditions uid and resourceVersion"
+		}
+	default:
+		return "a " + w.Verb + ", which no precondition can guard"
+	}
+	return ""
+}
+
+func bodyResourceVersion(body json.RawMessage) string {
+	var o struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(body, &o)
+	return o.Metadata.ResourceVersion
+}
+
+// guardsResourceVersion reports whether a JSON patch tests or sets
+// /metadata/resourceVersion to a value.
+func guardsResourceVersion(body json.RawMessage) bool {
+	var ops []struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value"`
+	}
+	if json.Unmarshal(body, &ops) != nil {
+		return false
+	}
+	for _, op := range ops {
+		guards := op.Op == "test" || op.Op == "replace" || op.Op == "add"
+		if s, ok := op.Value.(string); ok && guards && op.Path == "/metadata/resourceVersion" && s != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Scope is what the controller may write: the templates and consumers of
+// the opted-in releases (by namespace, lower-cased plural resource and
+// name), their replacements, and the HelmReleases' status.
+type Scope struct {
+	objects  map[string]bool
+	releases map[string]bool
+}
+
+// NewScope builds the scope of the fleet's objects and of the HelmReleases
+// named release in the fleet's namespaces.
+func NewScope(objs []ObjectKey, release string) Scope {
+	s := Scope{objects: map[string]bool{}, releases: map[string]bool{}}
+	for _, o := range objs {
+		s.objects[scopeKey(o.Namespace, resourceOf(o.Kind), o.Name)] = true
+		s.releases[o.Namespace+"/"+release] = true
+	}
+	return s
+}
+
+// resourceOf is the fixture kinds' resource: lower case, plural in -s.
+func resourceOf(kind string) string { return strings.ToLower(kind) + "s" }
+
+func scopeKey(ns, resource, name string) string { return ns + "/" + resource + "/" + name }
+
+// replacementName is a rotated replacement's name: the original's and ten
+// hex digits (internal/plan/naming.go).
+var replacementName = regexp.MustCompile(`^(.+)-[0-9a-f]{10}$`)
+
+// OutOfScope returns why w is out of s, or "".
+func (s Scope) OutOfScope(w Write) string {
+	r := w.ObjectRef
+	switch {
+	case exempt(w):
+		return ""
+	case r.Resource == "helmreleases":
+		if r.Subresource == "status" && s.releases[r.Namespace+"/"+r.Name] {
+			return ""
+		}
+		return "a write to a HelmRelease other than its status, or of a release not in the fleet"
+	case r.Subresource != "":
+		return "a write to subresource " + r.Subresource
+	case s.objects[scopeKey(r.Namespace, r.Resource, r.Name)]:
+		return ""
+	}
+	m := replacementName.FindStringSubmatch(r.Name)
+	if m == nil || !s.objects[scopeKey(r.Namespace, r.Resource, m[1])] {
+		return "not a template or consumer of an opted-in release, nor a replacement of one"
+	}
+	if w.Verb == "create" {
+		var o struct {
+			Metadata struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		}
+		_ = json.Unmarshal(w.RequestObject, &o)
+		if o.Metadata.Annotations[api.ReplacesAnnotation] != m[1] {
+			return "a create under a replacement's name without " + api.ReplacesAnnotation + ": " + m[1]
+		}
+	}
+	return ""
+}
+
+// CheckWrites checks every write against the preconditions and scope
+// invariants.
+func CheckWrites(writes []Write, s Scope) []Violation {
+	var out []Violation
+	for _, w := range writes {
+		if why := Precondition(w); why != "" {
+			out = append(out, Violation{InvPreconditions, w.String() + ": " + why})
+		}
+		if why := s.OutOfScope(w); why != "" {
+			out = append(out, Violation{InvScope, w.String() + ": " + why})
+		}
+	}
+	return out
+}
+
+// StoredWritesTo counts the writes that were stored (not refused) to the
+// objects keys names, as scopeKey does, by key.
+func StoredWritesTo(writes []Write, keys map[string]bool) map[string]int {
+	out := map[string]int{}
+	for _, w := range writes {
+		k := scopeKey(w.ObjectRef.Namespace, w.ObjectRef.Resource, w.ObjectRef.Name)
+		if w.Succeeded() && w.ObjectRef.Subresource == "" && keys[k] {
+			out[k]++
+		}
+	}
+	return out
+}

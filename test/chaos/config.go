@@ -1,0 +1,129 @@
+package chaos
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The scenarios of this increment of issue 12, by the names CHAOS_SCENARIOS
+// takes.
+const (
+	// ScenarioKill SIGKILLs the controller at random points (issue 12, 1).
+	ScenarioKill = "kill"
+	// ScenarioRestart restarts kube-apiserver on the same etcd (issue 12, 2).
+	ScenarioRestart = "restart"
+	// ScenarioRace has another client set templates and references back
+	// while corrections run (issue 12, 5).
+	ScenarioRace = "race"
+)
+
+// AllScenarios run, in this order, when CHAOS_SCENARIOS is not set.
+var AllScenarios = []string{ScenarioKill, ScenarioRestart, ScenarioRace}
+
+// Config is how the chaos matrix runs, from the CHAOS_* environment
+// variables.
+type Config struct {
+	// N is the number of opted-in releases of each scenario's fleet
+	// (CHAOS_N, 200; at least 3, one of each case).
+	N int
+	// Kills is how many times the kill scenario SIGKILLs the controller
+	// (CHAOS_KILLS, 20).
+	Kills int
+	// KillMin and KillMax bound the controller's run time before each kill,
+	// drawn uniformly (CHAOS_KILL_MIN 1s, CHAOS_KILL_MAX 10s).
+	KillMin, KillMax time.Duration
+	// Restarts is how many times the restart scenario restarts
+	// kube-apiserver (CHAOS_RESTARTS, 2).
+	Restarts int
+	// RaceFor is how long the other writer of the race scenario runs
+	// (CHAOS_RACE_FOR, 20s).
+	RaceFor time.Duration
+	// Scenarios are the scenarios run (CHAOS_SCENARIOS, space-separated;
+	// all by default).
+	Scenarios []string
+	// Resync is the controller's --resync-interval and every HelmRelease's
+	// spec.interval (CHAOS_RESYNC, 30s).
+	Resync time.Duration
+	// Settle is how long the harness waits after convergence before it
+	// checks the invariants, for the passes still in flight
+	// (CHAOS_SETTLE, 5s).
+	Settle time.Duration
+	// ConvergeTimeout bounds the wait for convergence after the faults stop
+	// (CHAOS_CONVERGE_TIMEOUT, 10m): a fleet that does not converge in it
+	// fails the invariant.
+	ConvergeTimeout time.Duration
+	// Seed seeds the random fault times (CHAOS_SEED; by default the start
+	// time, printed so a run can be repeated).
+	Seed int64
+	// ControllerBin runs this binary instead of building the working tree's
+	// (CHAOS_CONTROLLER_BIN).
+	ControllerBin string
+	// KeepAudit keeps the audit logs of a run whose invariants held
+	// (CHAOS_KEEP_AUDIT=1); a failed scenario's is always kept.
+	KeepAudit bool
+}
+
+// ConfigFromEnv reads the configuration from getenv (os.Getenv in the
+// command, a map in tests); now seeds the default Seed.
+func ConfigFromEnv(getenv func(string) string, now time.Time) (Config, error) {
+	c := Config{N: 200, Kills: 20, KillMin: time.Second, KillMax: 10 * time.Second, Restarts: 2, RaceFor: 20 * time.Second,
+		Scenarios: AllScenarios, Resync: 30 * time.Second, Settle: 5 * time.Second, ConvergeTimeout: 10 * time.Minute,
+		Seed: now.UnixNano(), ControllerBin: getenv("CHAOS_CONTROLLER_BIN"), KeepAudit: getenv("CHAOS_KEEP_AUDIT") == "1"}
+	if v := strings.Fields(getenv("CHAOS_SCENARIOS")); len(v) > 0 {
+		for _, s := range v {
+			if !slices.Contains(AllScenarios, s) {
+				return Config{}, fmt.Errorf("failed to parse CHAOS_SCENARIOS %q: %q is not one of %s",
+					getenv("CHAOS_SCENARIOS"), s, strings.Join(AllScenarios, ", "))
+			}
+		}
+		c.Scenarios = v
+	}
+	ints := []struct {
+		name string
+		min  int
+		into *int
+	}{{"CHAOS_N", 3, &c.N}, {"CHAOS_KILLS", 0, &c.Kills}, {"CHAOS_RESTARTS", 0, &c.Restarts}}
+	for _, i := range ints {
+		v := getenv(i.name)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < i.min {
+			return Config{}, fmt.Errorf("failed to parse %s %q: want an integer of at least %d", i.name, v, i.min)
+		}
+		*i.into = n
+	}
+	if v := getenv("CHAOS_SEED"); v != "" {
+		seed, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return Config{}, fmt.Errorf("failed to parse CHAOS_SEED %q: want an integer", v)
+		}
+		c.Seed = seed
+	}
+	durations := []struct {
+		name string
+		into *time.Duration
+	}{
+		{"CHAOS_KILL_MIN", &c.KillMin}, {"CHAOS_KILL_MAX", &c.KillMax}, {"CHAOS_RACE_FOR", &c.RaceFor},
+		{"CHAOS_RESYNC", &c.Resync}, {"CHAOS_SETTLE", &c.Settle}, {"CHAOS_CONVERGE_TIMEOUT", &c.ConvergeTimeout},
+	}
+	for _, d := range durations {
+		v := getenv(d.name)
+		if v == "" {
+			continue
+		}
+		parsed, err := time.ParseDuration(v)
+		if err != nil || parsed <= 0 {
+			return Config{}, fmt.Errorf("failed to parse %s %q: want a positive duration such as 10s", d.name, v)
+		}
+		*d.into = parsed
+	}
+	if c.KillMax < c.KillMin {
+		return Config{}, fmt.Errorf("failed to parse CHAOS_KILL_MAX %s: it is below CHAOS_KILL_MIN %s", c.KillMax, c.KillMin)
+	}
+	return c, nil
+}

@@ -1,0 +1,64 @@
+package chaos
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+func TestConfigFromEnv(t *testing.T) {
+	now := time.Unix(0, 42)
+	tests := []struct {
+		name string
+		// env is the environment; unset variables are empty.
+		env map[string]string
+		// check inspects the parsed configuration.
+		check func(g Gomega, c Config)
+		// wantErr is a substring of the error, or empty for none.
+		wantErr string
+	}{
+		{name: "defaults", check: func(g Gomega, c Config) {
+			g.Expect(c.N).To(Equal(200))
+			g.Expect(c.Kills).To(Equal(20))
+			g.Expect(c.Restarts).To(Equal(2))
+			g.Expect(c.Scenarios).To(Equal([]string{ScenarioKill, ScenarioRestart, ScenarioRace}))
+			g.Expect(c.KillMin).To(Equal(time.Second))
+			g.Expect(c.KillMax).To(Equal(10 * time.Second))
+			g.Expect(c.Seed).To(Equal(int64(42)))
+		}},
+		{name: "the reduced CI run", env: map[string]string{"CHAOS_N": "50", "CHAOS_KILLS": "5", "CHAOS_RESTARTS": "1"},
+			check: func(g Gomega, c Config) {
+				g.Expect([]int{c.N, c.Kills, c.Restarts}).To(Equal([]int{50, 5, 1}))
+			}},
+		{name: "scenarios picked", env: map[string]string{"CHAOS_SCENARIOS": " race kill "}, check: func(g Gomega, c Config) {
+			g.Expect(c.Scenarios).To(Equal([]string{ScenarioRace, ScenarioKill}))
+		}},
+		{name: "durations and seed", env: map[string]string{"CHAOS_KILL_MIN": "2s", "CHAOS_KILL_MAX": "3s", "CHAOS_SEED": "7", "CHAOS_RACE_FOR": "1m"},
+			check: func(g Gomega, c Config) {
+				g.Expect([]time.Duration{c.KillMin, c.KillMax, c.RaceFor}).To(Equal([]time.Duration{2 * time.Second, 3 * time.Second, time.Minute}))
+				g.Expect(c.Seed).To(Equal(int64(7)))
+			}},
+		{name: "zero kills is allowed", env: map[string]string{"CHAOS_KILLS": "0"}, check: func(g Gomega, c Config) {
+			g.Expect(c.Kills).To(BeZero())
+		}},
+		{name: "unknown scenario", env: map[string]string{"CHAOS_SCENARIOS": "kill partition"}, wantErr: `"partition" is not one of kill, restart, race`},
+		{name: "too few releases", env: map[string]string{"CHAOS_N": "2"}, wantErr: "CHAOS_N"},
+		{name: "not a number", env: map[string]string{"CHAOS_KILLS": "many"}, wantErr: "CHAOS_KILLS"},
+		{name: "bad duration", env: map[string]string{"CHAOS_SETTLE": "-1s"}, wantErr: "CHAOS_SETTLE"},
+		{name: "bad seed", env: map[string]string{"CHAOS_SEED": "x"}, wantErr: "CHAOS_SEED"},
+		{name: "max below min", env: map[string]string{"CHAOS_KILL_MIN": "5s", "CHAOS_KILL_MAX": "1s"}, wantErr: "below CHAOS_KILL_MIN"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c, err := ConfigFromEnv(func(k string) string { return tt.env[k] }, now)
+			if tt.wantErr != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			tt.check(g, c)
+		})
+	}
+}

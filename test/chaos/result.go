@@ -1,0 +1,113 @@
+package chaos
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// Result is one scenario's row of the matrix.
+type Result struct {
+	Scenario string `json:"scenario"`
+	N        int    `json:"n"`
+	// Fault says what was injected, and how often.
+	Fault string `json:"fault"`
+	// SetupSeconds is the fleet's creation.
+	SetupSeconds float64 `json:"setupSeconds"`
+	// InSyncWhenFaultsStopped counts the releases converged when the last
+	// fault was over.
+	InSyncWhenFaultsStopped int `json:"inSyncWhenFaultsStopped"`
+	// ConvergeSeconds is from the end of the faults to every release
+	// converged; TotalSeconds from the controller's first start.
+	ConvergeSeconds float64 `json:"convergeSeconds"`
+	TotalSeconds    float64 `json:"totalSeconds"`
+	// Requests and Writes are the controller user's requests, and its
+	// writes that are not dry-runs (refused ones included), over the whole
+	// scenario, from the audit log.
+	Requests int `json:"requests"`
+	Writes   int `json:"writes"`
+	// PeakRSSBytes is the largest peak RSS of the controller's processes.
+	PeakRSSBytes int64 `json:"peakRssBytes"`
+	// OtherWrites and Corrections are the race scenario's: the other
+	// writer's stored writes, and the controller's stored writes to the
+	// same objects.
+	OtherWrites int `json:"otherWrites,omitempty"`
+	Corrections int `json:"corrections,omitempty"`
+	// Checked are the invariants checked, Violations their breaches.
+	Checked    []string            `json:"checked"`
+	Violations map[string][]string `json:"violations,omitempty"`
+}
+
+func (r *Result) violate(inv, what string) {
+	r.Violations[inv] = append(r.Violations[inv], what)
+}
+
+// Held reports whether every invariant checked held.
+func (r Result) Held() bool { return len(r.Violations) == 0 }
+
+// held is the matrix's invariants cell: "5/5", or the count and the
+// invariants that failed.
+func (r Result) held() string {
+	n := len(r.Checked)
+	var failed []string
+	for _, inv := range r.Checked {
+		if len(r.Violations[inv]) > 0 {
+			failed = append(failed, inv)
+		}
+	}
+	if len(failed) == 0 {
+		return fmt.Sprintf("%d/%d", n, n)
+	}
+	return fmt.Sprintf("%d/%d (failed: %s)", n-len(failed), n, strings.Join(failed, ", "))
+}
+
+// PrintMatrix writes the matrix, one row per scenario, then every
+// violation.
+func PrintMatrix(w io.Writer, results []Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "scenario\tN\tfault\tinvariants held\tin sync when faults stopped\tconverge after faults\ttotal\trequests\twrites\tother writer / corrections\tpeak RSS")
+	for _, r := range results {
+		race := "-"
+		if r.Scenario == ScenarioRace {
+			race = fmt.Sprintf("%d / %d", r.OtherWrites, r.Corrections)
+		}
+		conv := "-"
+		if r.ConvergeSeconds > 0 || r.Violations[InvConverged] == nil {
+			conv = seconds(r.ConvergeSeconds)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d/%d\t%s\t%s\t%d\t%d\t%s\t%d MiB\n", r.Scenario, r.N, r.Fault, r.held(),
+			r.InSyncWhenFaultsStopped, r.N, conv, seconds(r.TotalSeconds), r.Requests, r.Writes, race, r.PeakRSSBytes>>20)
+	}
+	_ = tw.Flush()
+	for _, r := range results {
+		for _, inv := range r.Checked {
+			vs := r.Violations[inv]
+			for i, v := range vs {
+				if i == 10 {
+					fmt.Fprintf(w, "%s: %s: ... and %d more\n", r.Scenario, inv, len(vs)-10)
+					break
+				}
+				fmt.Fprintf(w, "%s: %s: %s\n", r.Scenario, inv, v)
+			}
+		}
+	}
+}
+
+func seconds(s float64) string {
+	if s < 10 {
+		return fmt.Sprintf("%.1fs", s)
+	}
+	return fmt.Sprintf("%.0fs", s)
+}
+
+// sortedKeys returns m's keys in order, for stable messages.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
