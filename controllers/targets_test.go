@@ -85,6 +85,72 @@ func TestRemoteTarget(t *testing.T) {
 	g.Expect(local.Items).To(BeEmpty(), "nothing was written to the local cluster")
 }
 
+// TestKubeConfigWithoutSecretRefRefused: a spec.kubeConfig with a
+// configMapRef (workload identity) names a remote cluster the add-on cannot
+// reach. It is refused as invalid configuration, naming the field, and
+// nothing is read or written on the local cluster in its place (before, the
+// pass took the local cluster for the target and corrected its templates).
+func TestKubeConfigWithoutSecretRefRefused(t *testing.T) {
+	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa", realTargets: true,
+		hrMutate: func(hr *helmv2.HelmRelease) {
+			hr.Spec.KubeConfig = &meta.KubeConfigReference{ConfigMapRef: &meta.LocalObjectReference{Name: "workload-identity"}}
+		}})
+	g := w.g
+	before := w.versions()
+	delete(before, "HelmRelease/cluster")
+	w.reconcile()
+	cond := w.condition()
+	g.Expect(cond.Reason).To(Equal(api.InvalidConfigurationReason))
+	g.Expect(cond.Message).To(ContainSubstring("configMapRef"))
+	after := w.versions()
+	delete(after, "HelmRelease/cluster")
+	g.Expect(after).To(Equal(before), "nothing written on the local cluster")
+}
+
+// TestLockdownReadsKubeConfigAsServiceAccount: with the multi-tenancy
+// lockdown (--default-service-account), the kubeconfig Secret is read as
+// the account the HelmRelease impersonates, not as the controller: an
+// account that may not read it gets the refusal, naming the account and the
+// Secret, and one that may gets past it. The controller's own role then
+// needs no Secret access (the chart drops it).
+func TestLockdownReadsKubeConfigAsServiceAccount(t *testing.T) {
+	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa", realTargets: true,
+		defaultServiceAccount: "tdc-tenant",
+		hrMutate: func(hr *helmv2.HelmRelease) {
+			hr.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "tenant-kubeconfig"}}
+		}})
+	g := w.g
+	kc, err := os.ReadFile(env.KubeConfigPath)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Client.Create(w.ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tenant-kubeconfig", Namespace: w.ns},
+		Data: map[string][]byte{"value": kc}})).To(Succeed())
+	g.Expect(env.Client.Create(w.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "tdc-tenant", Namespace: w.ns}})).To(Succeed())
+	before := w.versions()
+	delete(before, "HelmRelease/cluster")
+
+	w.reconcile()
+	cond := w.condition()
+	g.Expect(cond.Reason).To(Equal(api.ReleaseUnavailableReason))
+	g.Expect(cond.Message).To(ContainSubstring("failed to read kubeconfig Secret " + w.ns + "/tenant-kubeconfig"))
+	g.Expect(cond.Message).To(ContainSubstring("system:serviceaccount:" + w.ns + ":tdc-tenant"))
+	g.Expect(cond.Message).To(ContainSubstring("forbidden"))
+
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "kubeconfig", Namespace: w.ns}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"tenant-kubeconfig"}, Verbs: []string{"get"}},
+	}}
+	g.Expect(env.Client.Create(w.ctx, role)).To(Succeed())
+	g.Expect(env.Client.Create(w.ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "kubeconfig", Namespace: w.ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "kubeconfig"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "tdc-tenant", Namespace: w.ns}}})).To(Succeed())
+	g.Eventually(func() string {
+		w.reconcile()
+		return w.condition().Message
+	}, 10*time.Second, 500*time.Millisecond).ShouldNot(ContainSubstring("failed to read kubeconfig Secret"))
+	after := w.versions()
+	delete(after, "HelmRelease/cluster")
+	g.Expect(after).To(Equal(before), "the account may read only its kubeconfig: nothing is written")
+}
+
 // TestPreviousReleaseRemoval: a field the previous deployed release set,
 // which this release dropped, is drift while it is still live.
 func TestPreviousReleaseRemoval(t *testing.T) {

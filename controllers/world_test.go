@@ -57,6 +57,9 @@ type scenario struct {
 	// realTargets resolves the target as production does (spec.kubeConfig,
 	// impersonation) instead of the counting, crash-injecting client.
 	realTargets bool
+	// defaultServiceAccount is --default-service-account (the lockdown) of
+	// real targets.
+	defaultServiceAccount string
 	// cached reads the target through informers, as production reads the
 	// local cluster as the controller's own identity (see cachedReader).
 	cached bool
@@ -124,7 +127,8 @@ func newWorld(t *testing.T, sc scenario) *world {
 	w.createHelmRelease(sc)
 	w.r = w.reconciler(sc.cached)
 	if sc.realTargets {
-		w.r.Engine.Targets = &apply.Targets{Local: env.Config, Reader: env.Client, Scheme: testenv.Scheme()}
+		w.r.Engine.Targets = &apply.Targets{Local: env.Config, Reader: env.Client, Scheme: testenv.Scheme(),
+			DefaultServiceAccount: sc.defaultServiceAccount}
 	}
 	return w
 }

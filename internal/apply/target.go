@@ -8,6 +8,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -183,6 +184,13 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 // server warning once.
 func (t *Targets) restConfig(ctx context.Context, hr *helmv2.HelmRelease) (cfg *rest.Config, key string, remote bool, err error) {
 	cfg, key = rest.CopyConfig(t.Local), "local"
+	if ref := hr.Spec.KubeConfig; ref != nil && ref.SecretRef == nil {
+		// A kubeConfig without a secretRef (a configMapRef, for a cloud
+		// provider's workload identity) names a remote cluster this add-on
+		// cannot reach: never mistake it for the local one.
+		return nil, "", false, fmt.Errorf("%w: spec.kubeConfig has no secretRef; a configMapRef (workload identity) is not supported, only spec.kubeConfig.secretRef",
+			plan.ErrInvalidConfiguration)
+	}
 	if ref := hr.Spec.KubeConfig; ref != nil && ref.SecretRef != nil {
 		rc, secretKey, err := t.remoteConfig(ctx, hr)
 		if err != nil {
@@ -199,6 +207,32 @@ func (t *Targets) restConfig(ctx context.Context, hr *helmv2.HelmRelease) (cfg *
 	return LogWarningsOnce(cfg), key, remote, nil
 }
 
+// kubeConfigSecret reads the kubeconfig Secret as the controller, as
+// helm-controller does, or, with the multi-tenancy lockdown
+// (DefaultServiceAccount set), as the account the HelmRelease impersonates,
+// so that the controller's own role needs no Secret access and a tenant
+// reads only the Secrets its account may read.
+func (t *Targets) kubeConfigSecret(ctx context.Context, hr *helmv2.HelmRelease, name string) (*corev1.Secret, error) {
+	if t.DefaultServiceAccount == "" {
+		var secret corev1.Secret
+		if err := t.Reader.Get(ctx, client.ObjectKey{Namespace: hr.Namespace, Name: name}, &secret); err != nil {
+			return nil, err
+		}
+		return &secret, nil
+	}
+	cfg := rest.CopyConfig(t.Local)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", hr.Namespace, t.serviceAccount(hr))}
+	cs, err := kubernetes.NewForConfig(LogWarningsOnce(cfg))
+	if err != nil {
+		return nil, err
+	}
+	secret, err := cs.CoreV1().Secrets(hr.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("as %s: %w", cfg.Impersonate.UserName, err)
+	}
+	return secret, nil
+}
+
 func (t *Targets) serviceAccount(hr *helmv2.HelmRelease) string {
 	if hr.Spec.ServiceAccountName != "" {
 		return hr.Spec.ServiceAccountName
@@ -210,8 +244,8 @@ func (t *Targets) serviceAccount(hr *helmv2.HelmRelease) string {
 // resourceVersion so a rotated kubeconfig gets a new client.
 func (t *Targets) remoteConfig(ctx context.Context, hr *helmv2.HelmRelease) (*rest.Config, string, error) {
 	ref := hr.Spec.KubeConfig.SecretRef
-	var secret corev1.Secret
-	if err := t.Reader.Get(ctx, client.ObjectKey{Namespace: hr.Namespace, Name: ref.Name}, &secret); err != nil {
+	secret, err := t.kubeConfigSecret(ctx, hr, ref.Name)
+	if err != nil {
 		return nil, "", fmt.Errorf("failed to read kubeconfig Secret %s/%s: %w", hr.Namespace, ref.Name, err)
 	}
 	var data []byte

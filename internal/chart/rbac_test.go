@@ -97,7 +97,7 @@ func TestClusterRoleMatchesGenerated(t *testing.T) {
 func TestExtraTemplateKinds(t *testing.T) {
 	g := NewWithT(t)
 	_, def := mustRender(t, "")
-	_, ext := mustRender(t, "values-extended.yaml")
+	ext := renderExtended(t, "") // without the lockdown the extended values set
 	added := grants(rulesOf(t, onlyClusterRole(t, ext))).Difference(grants(rulesOf(t, onlyClusterRole(t, def))))
 	want := sets.New[string]()
 	for _, res := range []string{"dockermachinetemplates", "openstackmachinetemplates"} {
@@ -106,6 +106,63 @@ func TestExtraTemplateKinds(t *testing.T) {
 		}
 	}
 	g.Expect(sets.List(added)).To(Equal(sets.List(want)))
+}
+
+// renderExtended renders values-extended.yaml with defaultServiceAccount
+// set to sa.
+func renderExtended(t testing.TB, sa string) []*unstructured.Unstructured {
+	t.Helper()
+	vals := readValues(t, "values-extended.yaml")
+	vals["defaultServiceAccount"] = sa
+	files, err := renderChart(t, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := decodeObjects([]byte(manifest(files)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// TestLockdownRole: with defaultServiceAccount set (the multi-tenancy
+// lockdown), every pass reads and writes as the impersonated account, so
+// the ClusterRole drops every Secret grant and every write on templates
+// and consumers, and adds nothing; what stays lets the controller list and
+// watch them (its watches), write HelmRelease status and events, and
+// impersonate.
+func TestLockdownRole(t *testing.T) {
+	g := NewWithT(t)
+	open := grants(rulesOf(t, onlyClusterRole(t, renderExtended(t, ""))))
+	locked := grants(rulesOf(t, onlyClusterRole(t, renderExtended(t, "tenant-deployer"))))
+	g.Expect(sets.List(locked.Difference(open))).To(BeEmpty(), "the lockdown adds nothing")
+	want := sets.New[string]()
+	for _, v := range []string{"get", "list", "watch"} {
+		want.Insert(fmt.Sprintf("%q secrets %s", "", v))
+	}
+	for group, resources := range map[string][]string{
+		"cluster.x-k8s.io":              {"machinedeployments", "machinepools"},
+		"controlplane.cluster.x-k8s.io": {"kubeadmcontrolplanes", "rke2controlplanes"},
+	} {
+		for _, res := range resources {
+			want.Insert(fmt.Sprintf("%q %s patch", group, res))
+		}
+	}
+	for group, resources := range map[string][]string{
+		"infrastructure.cluster.x-k8s.io": {"metal3machinetemplates", "metal3datatemplates", "dockermachinetemplates", "openstackmachinetemplates"},
+		"bootstrap.cluster.x-k8s.io":      {"kubeadmconfigtemplates", "rke2configtemplates"},
+	} {
+		for _, res := range resources {
+			for _, v := range []string{"create", "delete", "patch"} {
+				want.Insert(fmt.Sprintf("%q %s %s", group, res, v))
+			}
+		}
+	}
+	g.Expect(sets.List(open.Difference(locked))).To(Equal(sets.List(want)))
+	for _, grant := range []string{`"helm.toolkit.fluxcd.io" helmreleases/status patch`, `"" serviceaccounts impersonate`,
+		`"" events create`, `"infrastructure.cluster.x-k8s.io" metal3machinetemplates watch`} {
+		g.Expect(locked.Has(grant)).To(BeTrue(), grant)
+	}
 }
 
 // TestLeaderElectionRole checks the only namespaced grant: the Lease verbs

@@ -17,6 +17,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -87,6 +88,72 @@ func TestControllerRunsWithChartRBAC(t *testing.T) {
 		g.Expect(cond).NotTo(BeNil())
 		g.Expect(cond.Reason).To(Equal(api.DriftCorrectedReason))
 		g.Expect(eventReasons(ctx, g, env.Client, fleet)).To(ContainElement(api.TemplateDriftCorrectedEvent))
+	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	g.Expect(strings.ToLower(ctrl.logs.String())).NotTo(ContainSubstring("forbidden"))
+}
+
+// TestControllerRunsWithLockdownRBAC is TestControllerRunsWithChartRBAC
+// with the multi-tenancy lockdown (defaultServiceAccount): the chart's role
+// then grants no Secret access and no template or consumer writes, and the
+// controller still heals the pivot scenario, as the tenant's account, which
+// may do exactly that in its namespace, with nothing forbidden.
+func TestControllerRunsWithLockdownRBAC(t *testing.T) {
+	env := sharedEnv(t)
+	ctx := t.Context()
+	g := NewWithT(t)
+	const ns, fleet, tenant = "tdc-lockdown", "fleet-lockdown", "tenant-deployer"
+	for _, n := range []string{ns, fleet} {
+		g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}})).To(Succeed())
+	}
+	vals, err := readValuesString(runValues + "defaultServiceAccount: " + tenant + "\n")
+	g.Expect(err).NotTo(HaveOccurred())
+	files, err := renderRelease(t, vals, "tdc-lockdown", ns)
+	g.Expect(err).NotTo(HaveOccurred())
+	objs, err := decodeObjects([]byte(manifest(files)))
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, r := range rulesOf(t, onlyClusterRole(t, objs)) {
+		g.Expect(r.Resources).NotTo(ContainElement("secrets"), "the lockdown role grants no Secret access")
+	}
+	for _, kind := range []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"} {
+		for _, o := range ofKind(objs, kind) {
+			g.Expect(env.Client.Create(ctx, o)).To(Succeed(), objectKey(o))
+			if o.GetNamespace() == "" {
+				t.Cleanup(func() { _ = env.Client.Delete(context.Background(), o) })
+			}
+		}
+	}
+	// The tenant's account: what helm-controller's would need for the
+	// release, in its own namespace.
+	g.Expect(env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: tenant, Namespace: fleet}})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: tenant, Namespace: fleet}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io"},
+			Resources: []string{"*"}, Verbs: []string{"get", "list", "watch", "patch", "create", "delete"}},
+	}})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: tenant, Namespace: fleet},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: tenant},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: tenant, Namespace: fleet}}})).To(Succeed())
+	sa := ofKind(objs, "ServiceAccount")[0].GetName()
+
+	hr := createPivotScenario(ctx, t, env.Client, fleet)
+	args := deploymentArgs(t, objs)
+	g.Expect(args).To(ContainElement("--default-service-account=" + tenant))
+	ctrl := startController(t, env, fmt.Sprintf("system:serviceaccount:%s:%s", ns, sa), ns, args)
+
+	m3 := &unstructured.Unstructured{}
+	m3.SetAPIVersion("infrastructure.cluster.x-k8s.io/v1beta1")
+	m3.SetKind("Metal3MachineTemplate")
+	g.Eventually(func(g Gomega) {
+		ctrl.check()
+		for _, name := range []string{"mgmt-md0", "mgmt-cp"} {
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: fleet, Name: name}, m3)).To(Succeed())
+			url, _, _ := unstructured.NestedString(m3.Object, "spec", "template", "spec", "image", "url")
+			g.Expect(url).To(Equal(testenv.Management.ImageURL), "Metal3MachineTemplate %s", name)
+		}
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(hr), hr)).To(Succeed())
+		cond := apimeta.FindStatusCondition(hr.Status.Conditions, api.TemplatesInSyncCondition)
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Reason).To(Equal(api.DriftCorrectedReason), cond.Message)
 	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 	g.Expect(strings.ToLower(ctrl.logs.String())).NotTo(ContainSubstring("forbidden"))
 }
