@@ -1,6 +1,7 @@
 package release
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -204,5 +205,24 @@ func TestDigesterMatchesFullEncoding(t *testing.T) {
 				g.Expect(withRollback.digest(oci)).To(Equal(want))
 			})
 		}
+	}
+}
+
+// TestHoldBack: whatever the sizes of the writes, everything but the last
+// two bytes reaches the writer, in order, and the last two are held.
+func TestHoldBack(t *testing.T) {
+	const text = `{"name":"r","manifest":"---"}` + "\n"
+	for _, sizes := range [][]int{{len(text)}, {1, 1, 1, len(text) - 3}, {len(text) - 1, 1}, {len(text) - 2, 2}, {2, 1, len(text) - 4, 1}} {
+		g := NewWithT(t)
+		var out bytes.Buffer
+		h := &holdBack{w: &out}
+		rest := text
+		for _, n := range sizes {
+			_, err := h.Write([]byte(rest[:n]))
+			g.Expect(err).NotTo(HaveOccurred())
+			rest = rest[n:]
+		}
+		g.Expect(out.String()).To(Equal(text[:len(text)-2]), "sizes %v", sizes)
+		g.Expect(string(h.tail)).To(Equal("}\n"), "sizes %v", sizes)
 	}
 }

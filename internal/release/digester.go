@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // digester completes helm-controller's digest of one observation for any
@@ -19,19 +20,18 @@ import (
 // release would otherwise hold for as long as it is memoized.
 type digester struct{ state []byte }
 
-// newDigester hashes o's encoding up to its closing brace.
+// newDigester hashes o's encoding up to its closing brace, streaming it
+// into sha256 but for its last two bytes.
 func newDigester(o observation) (digester, error) {
 	o.OCIDigest = ""
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(o); err != nil {
+	h := sha256.New()
+	w := &holdBack{w: h}
+	if err := json.NewEncoder(w).Encode(o); err != nil {
 		return digester{}, err
 	}
-	b := buf.Bytes()
-	if !bytes.HasSuffix(b, []byte("}\n")) {
-		return digester{}, fmt.Errorf("unexpected encoding of the observation: ends in %q", b[max(0, len(b)-2):])
+	if string(w.tail) != "}\n" {
+		return digester{}, fmt.Errorf("unexpected encoding of the observation: ends in %q", w.tail)
 	}
-	h := sha256.New()
-	h.Write(b[:len(b)-2])
 	state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
 	if err != nil {
 		return digester{}, err
@@ -60,4 +60,36 @@ func (d digester) digest(oci string) (string, error) {
 	}
 	h.Write([]byte("}\n"))
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// holdBack writes everything to w but the last two bytes written, which it
+// keeps in tail.
+type holdBack struct {
+	w    io.Writer
+	tail []byte
+}
+
+func (h *holdBack) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(h.tail)+n <= 2 {
+		h.tail = append(h.tail, p...)
+		return n, nil
+	}
+	// Of the held bytes, those not among the last two of tail+p go now,
+	// then p but its last two (or fewer).
+	keep := max(0, 2-n) // held bytes that stay held
+	if flush := len(h.tail) - keep; flush > 0 {
+		if _, err := h.w.Write(h.tail[:flush]); err != nil {
+			return 0, err
+		}
+	}
+	if n > 2 {
+		if _, err := h.w.Write(p[:n-2]); err != nil {
+			return 0, err
+		}
+	}
+	tail := make([]byte, 0, 2)
+	tail = append(tail, h.tail[len(h.tail)-keep:]...)
+	h.tail = append(tail, p[max(0, n-2):]...)
+	return n, nil
 }
