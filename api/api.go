@@ -109,6 +109,12 @@ const (
 	// applies the release (rotate under server-side apply or drift
 	// correction); nothing is written.
 	InvalidConfigurationReason = "InvalidConfiguration"
+	// AccessDeniedReason: the identity the pass acts as (the impersonated
+	// service account, or the controller) may not read an object the
+	// release names, such as a template placed in another tenant's
+	// namespace; nothing is written. The message is the API server's
+	// refusal, naming the identity.
+	AccessDeniedReason = "AccessDenied"
 )
 
 // Event reasons, on the HelmRelease.

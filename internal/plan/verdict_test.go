@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
@@ -19,6 +21,9 @@ func TestErrorVerdict(t *testing.T) {
 	crossNS := fmt.Errorf("failed to read release fleet/cluster-a.v3: %w",
 		fmt.Errorf("%w: MachineDeployment fleet/md-0 names namespace \"tenant-b\"", manifest.ErrCrossNamespaceRef))
 	target := fmt.Errorf("%w: secret fleet/kubeconfig not found", plan.ErrTargetUnavailable)
+	forbidden := fmt.Errorf("failed to get Cluster victim/mgmt: %w", apierrors.NewForbidden(
+		schema.GroupResource{Group: "cluster.x-k8s.io", Resource: "clusters"}, "mgmt",
+		errors.New(`User "system:serviceaccount:tenant:deployer" cannot get resource "clusters"`)))
 	cases := []struct {
 		name   string       // what the case proves
 		err    error        // the error that stopped the pass
@@ -38,6 +43,11 @@ func TestErrorVerdict(t *testing.T) {
 		name:   "an unreachable target, wrapped, waits as ReleaseUnavailable",
 		err:    fmt.Errorf("pass: %w", target),
 		want:   plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Message: "pass: " + target.Error()},
+		wantOK: true,
+	}, {
+		name:   "a refusal of the identity's rights, wrapped, is AccessDenied",
+		err:    forbidden,
+		want:   plan.Verdict{Status: metav1.ConditionFalse, Reason: api.AccessDeniedReason, Message: forbidden.Error()},
 		wantOK: true,
 	}, {
 		name: "any other error fails the pass",

@@ -1,0 +1,78 @@
+package controllers_test
+
+import (
+	"strings"
+	"testing"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
+)
+
+// TestTenantTemplateInAnotherNamespace: under the lockdown, a tenant's
+// release whose manifest places a template in another tenant's namespace
+// (a forged release Secret, say) gets a clear reason naming the refusal of
+// its own account, and nothing is written there: the pass reads and writes
+// only as the tenant.
+func TestTenantTemplateInAnotherNamespace(t *testing.T) {
+	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa", realTargets: true,
+		defaultServiceAccount: "tenant", hrMutate: func(*helmv2.HelmRelease) {}})
+	g := w.g
+	other := w.ns + "-victim"
+	g.Expect(env.Client.Create(w.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}})).To(Succeed())
+	g.Expect(testenv.CreateLive(w.ctx, env.Client, other, "cluster", render(bootstrap), nil)).To(Succeed())
+	g.Expect(env.Client.Create(w.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "tenant", Namespace: w.ns}})).To(Succeed())
+	g.Expect(env.Client.Create(w.ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "tenant", Namespace: w.ns}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io"},
+			Resources: []string{"*"}, Verbs: []string{"get", "list", "watch", "patch", "create", "delete"}},
+	}})).To(Succeed())
+	g.Expect(env.Client.Create(w.ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "tenant", Namespace: w.ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "tenant"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "tenant", Namespace: w.ns}}})).To(Succeed())
+
+	// The forged release: the management values, with every object placed
+	// in the other namespace.
+	var docs []string
+	for _, d := range strings.Split(render(mgmt), "\n---\n") {
+		docs = append(docs, strings.Replace(d, "metadata:\n", "metadata:\n  namespace: "+other+"\n", 1))
+	}
+	w.storeAndRecord(2, "deployed", strings.Join(docs, "\n---\n"))
+	victim := versionsIn(w, other)
+	w.reconcile()
+	cond := w.condition()
+	g.Expect(cond.Reason).To(Equal(api.AccessDeniedReason))
+	g.Expect(cond.Message).To(ContainSubstring("system:serviceaccount:" + w.ns + ":tenant"))
+	g.Expect(cond.Message).To(ContainSubstring("forbidden"))
+	g.Expect(versionsIn(w, other)).To(Equal(victim), "nothing written in the other namespace")
+}
+
+// versionsIn returns the resourceVersion of every template and consumer in
+// namespace ns.
+func versionsIn(w *world, ns string) map[string]string {
+	out := map[string]string{}
+	for _, k := range [][2]string{
+		{"infrastructure.cluster.x-k8s.io/v1beta1", "Metal3MachineTemplate"},
+		{"infrastructure.cluster.x-k8s.io/v1beta1", "Metal3DataTemplate"},
+		{"cluster.x-k8s.io/v1beta2", "MachineDeployment"},
+		{"controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane"},
+		{"bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfigTemplate"},
+	} {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion(k[0])
+		list.SetKind(k[1] + "List")
+		w.g.Expect(env.Client.List(w.ctx, list, client.InNamespace(ns))).To(Succeed())
+		for _, o := range list.Items {
+			out[k[1]+"/"+o.GetName()] = o.GetResourceVersion()
+		}
+	}
+	w.g.Expect(out).NotTo(BeEmpty())
+	return out
+}
