@@ -40,15 +40,7 @@ func TestImpersonation(t *testing.T) {
 	delete(after, "HelmRelease/cluster")
 	g.Expect(after).To(Equal(before))
 
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "tdc", Namespace: w.ns}, Rules: []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}},
-		{APIGroups: []string{"cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io"},
-			Resources: []string{"*"}, Verbs: []string{"get", "list", "patch", "create", "delete"}},
-	}}
-	g.Expect(env.Client.Create(w.ctx, role)).To(Succeed())
-	g.Expect(env.Client.Create(w.ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "tdc", Namespace: w.ns},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "tdc"},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "tdc-limited", Namespace: w.ns}}})).To(Succeed())
+	w.grant("tdc-limited", tenantRules...)
 	g.Eventually(func() string {
 		w.reconcile()
 		return reasonOf(w.condition())
@@ -135,13 +127,8 @@ func TestLockdownReadsKubeConfigAsServiceAccount(t *testing.T) {
 	g.Expect(cond.Message).To(ContainSubstring("system:serviceaccount:" + w.ns + ":tdc-tenant"))
 	g.Expect(cond.Message).To(ContainSubstring("forbidden"))
 
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "kubeconfig", Namespace: w.ns}, Rules: []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"tenant-kubeconfig"}, Verbs: []string{"get"}},
-	}}
-	g.Expect(env.Client.Create(w.ctx, role)).To(Succeed())
-	g.Expect(env.Client.Create(w.ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "kubeconfig", Namespace: w.ns},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "kubeconfig"},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "tdc-tenant", Namespace: w.ns}}})).To(Succeed())
+	w.grant("tdc-tenant", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"},
+		ResourceNames: []string{"tenant-kubeconfig"}, Verbs: []string{"get"}})
 	g.Eventually(func() string {
 		w.reconcile()
 		return w.condition().Message

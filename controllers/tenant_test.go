@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -29,14 +30,7 @@ func TestTenantTemplateInAnotherNamespace(t *testing.T) {
 	g.Expect(env.Client.Create(w.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}})).To(Succeed())
 	g.Expect(testenv.CreateLive(w.ctx, env.Client, other, "cluster", render(bootstrap), nil)).To(Succeed())
 	g.Expect(env.Client.Create(w.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "tenant", Namespace: w.ns}})).To(Succeed())
-	g.Expect(env.Client.Create(w.ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "tenant", Namespace: w.ns}, Rules: []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}},
-		{APIGroups: []string{"cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io"},
-			Resources: []string{"*"}, Verbs: []string{"get", "list", "watch", "patch", "create", "delete"}},
-	}})).To(Succeed())
-	g.Expect(env.Client.Create(w.ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "tenant", Namespace: w.ns},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "tenant"},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "tenant", Namespace: w.ns}}})).To(Succeed())
+	w.grant("tenant", tenantRules...)
 
 	// The forged release: the management values, with every object placed
 	// in the other namespace.
@@ -75,4 +69,24 @@ func versionsIn(w *world, ns string) map[string]string {
 	}
 	w.g.Expect(out).NotTo(BeEmpty())
 	return out
+}
+
+// tenantRules are what a tenant's account needs in its namespace for its
+// release, as helm-controller's would: Helm storage, and the templates and
+// consumers.
+var tenantRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}},
+	{APIGroups: []string{"cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io"},
+		Resources: []string{"*"}, Verbs: []string{"get", "list", "watch", "patch", "create", "delete"}},
+}
+
+// grant gives the service account sa of the world's namespace the rules
+// there, with a Role and RoleBinding named after the account.
+func (w *world) grant(sa string, rules ...rbacv1.PolicyRule) {
+	w.t.Helper()
+	name := sa + "-" + fmt.Sprint(len(rules)) + "-" + rules[0].Resources[0]
+	w.g.Expect(env.Client.Create(w.ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns}, Rules: rules})).To(Succeed())
+	w.g.Expect(env.Client.Create(w.ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: w.ns}}})).To(Succeed())
 }

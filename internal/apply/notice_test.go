@@ -57,15 +57,8 @@ func TestTargetsNoticeReads(t *testing.T) {
 	_ = tenant.Read().Get(context.Background(), client.ObjectKey{Namespace: "tenant", Name: "workers"}, u) // no server: only the notice counts
 	g.Expect(seen).To(Equal([]schema.GroupVersionKind{m3mt}))
 
-	kubeconfig := []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`)
 	targets.Reader = fake.NewClientBuilder().WithObjects(&corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "fleet", Name: "workload-kubeconfig"}, Data: map[string][]byte{"value": kubeconfig}}).Build()
+		ObjectMeta: metav1.ObjectMeta{Namespace: "fleet", Name: "workload-kubeconfig"}, Data: map[string][]byte{"value": []byte(unreachableKubeConfig)}}).Build()
 	remote, err := targets.For(context.Background(), &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "remote", Namespace: "fleet"},
 		Spec: helmv2.HelmReleaseSpec{KubeConfig: &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "workload-kubeconfig"}}}})
 	g.Expect(err).NotTo(HaveOccurred())

@@ -6,10 +6,6 @@ import (
 	"runtime"
 	"testing"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	"github.com/fluxcd/pkg/apis/meta"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
@@ -20,18 +16,9 @@ import (
 // client replaces the last (run with -benchtime=10x and =1000x to compare).
 func BenchmarkKubeConfigRotations(b *testing.B) {
 	ctx := context.Background()
-	kubeconfig := []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`)
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "kubeconfig"}, Data: map[string][]byte{"value": kubeconfig}}
+	secret, hr := tenantKubeConfig()
 	c := fake.NewClientBuilder().WithObjects(secret).Build()
 	targets := &Targets{Local: &rest.Config{Host: "https://127.0.0.1:1"}, Reader: c}
-	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "cluster"},
-		Spec: helmv2.HelmReleaseSpec{KubeConfig: &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "kubeconfig"}}}}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		secret.Data["rotation"] = []byte(fmt.Sprint(i))

@@ -94,19 +94,10 @@ func TestTargetCache(t *testing.T) {
 func TestTargetsKubeConfigRotations(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	kubeconfig := []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`)
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "kubeconfig"}, Data: map[string][]byte{"value": kubeconfig}}
+	secret, hr := tenantKubeConfig()
 	c := fake.NewClientBuilder().WithObjects(secret).Build()
 	evicted := 0
 	targets := &Targets{Local: &rest.Config{Host: "https://127.0.0.1:1"}, Reader: c, Evicted: func(string) { evicted++ }}
-	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "cluster"},
-		Spec: helmv2.HelmReleaseSpec{KubeConfig: &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "kubeconfig"}}}}
 	keys := map[string]bool{}
 	for i := range 1000 {
 		secret.Data["rotation"] = []byte(fmt.Sprint(i))
@@ -133,4 +124,24 @@ current-context: c
 	targets.Forget(types.NamespacedName{Namespace: "tenant", Name: "other"})
 	g.Expect(targets.Len()).To(BeZero(), "the client of a HelmRelease that is gone goes")
 	g.Expect(evicted).To(Equal(1001))
+}
+
+// unreachableKubeConfig is a kubeconfig of a cluster on a closed loopback
+// port: clients build from it, and any request fails at once.
+const unreachableKubeConfig = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`
+
+// tenantKubeConfig returns a tenant's kubeconfig Secret and the HelmRelease
+// whose spec.kubeConfig names it.
+func tenantKubeConfig() (*corev1.Secret, *helmv2.HelmRelease) {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "kubeconfig"},
+		Data: map[string][]byte{"value": []byte(unreachableKubeConfig)}}
+	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "cluster"},
+		Spec: helmv2.HelmReleaseSpec{KubeConfig: &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "kubeconfig"}}}}
+	return secret, hr
 }

@@ -73,21 +73,31 @@ func TestControllerRunsWithChartRBAC(t *testing.T) {
 	user := fmt.Sprintf("system:serviceaccount:%s:%s", ns, sa)
 	ctrl := startController(t, env, user, ns, deploymentArgs(t, objs))
 
+	expectHealed(ctx, t, env.Client, ctrl, hr)
+}
+
+// expectHealed waits until the controller has healed the pivot scenario of
+// hr: both Metal3MachineTemplates name the management image server, the
+// condition reads DriftCorrected and the event is recorded; nothing it
+// logged was forbidden.
+func expectHealed(ctx context.Context, t *testing.T, c client.Client, ctrl *controller, hr *helmv2.HelmRelease) {
+	t.Helper()
+	g := NewWithT(t)
 	m3 := &unstructured.Unstructured{}
 	m3.SetAPIVersion("infrastructure.cluster.x-k8s.io/v1beta1")
 	m3.SetKind("Metal3MachineTemplate")
 	g.Eventually(func(g Gomega) {
 		ctrl.check()
 		for _, name := range []string{"mgmt-md0", "mgmt-cp"} {
-			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: fleet, Name: name}, m3)).To(Succeed())
+			g.Expect(c.Get(ctx, client.ObjectKey{Namespace: hr.Namespace, Name: name}, m3)).To(Succeed())
 			url, _, _ := unstructured.NestedString(m3.Object, "spec", "template", "spec", "image", "url")
 			g.Expect(url).To(Equal(testenv.Management.ImageURL), "Metal3MachineTemplate %s", name)
 		}
-		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(hr), hr)).To(Succeed())
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(hr), hr)).To(Succeed())
 		cond := apimeta.FindStatusCondition(hr.Status.Conditions, api.TemplatesInSyncCondition)
 		g.Expect(cond).NotTo(BeNil())
-		g.Expect(cond.Reason).To(Equal(api.DriftCorrectedReason))
-		g.Expect(eventReasons(ctx, g, env.Client, fleet)).To(ContainElement(api.TemplateDriftCorrectedEvent))
+		g.Expect(cond.Reason).To(Equal(api.DriftCorrectedReason), cond.Message)
+		g.Expect(eventReasons(ctx, g, c, hr.Namespace)).To(ContainElement(api.TemplateDriftCorrectedEvent))
 	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 	g.Expect(strings.ToLower(ctrl.logs.String())).NotTo(ContainSubstring("forbidden"))
 }
@@ -140,22 +150,7 @@ func TestControllerRunsWithLockdownRBAC(t *testing.T) {
 	g.Expect(args).To(ContainElement("--default-service-account=" + tenant))
 	ctrl := startController(t, env, fmt.Sprintf("system:serviceaccount:%s:%s", ns, sa), ns, args)
 
-	m3 := &unstructured.Unstructured{}
-	m3.SetAPIVersion("infrastructure.cluster.x-k8s.io/v1beta1")
-	m3.SetKind("Metal3MachineTemplate")
-	g.Eventually(func(g Gomega) {
-		ctrl.check()
-		for _, name := range []string{"mgmt-md0", "mgmt-cp"} {
-			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: fleet, Name: name}, m3)).To(Succeed())
-			url, _, _ := unstructured.NestedString(m3.Object, "spec", "template", "spec", "image", "url")
-			g.Expect(url).To(Equal(testenv.Management.ImageURL), "Metal3MachineTemplate %s", name)
-		}
-		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(hr), hr)).To(Succeed())
-		cond := apimeta.FindStatusCondition(hr.Status.Conditions, api.TemplatesInSyncCondition)
-		g.Expect(cond).NotTo(BeNil())
-		g.Expect(cond.Reason).To(Equal(api.DriftCorrectedReason), cond.Message)
-	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
-	g.Expect(strings.ToLower(ctrl.logs.String())).NotTo(ContainSubstring("forbidden"))
+	expectHealed(ctx, t, env.Client, ctrl, hr)
 }
 
 // deploymentArgs returns the controller arguments of the rendered Deployment.
