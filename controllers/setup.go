@@ -69,7 +69,9 @@ func (r *HelmReleaseReconciler) toHelmRelease(ctx context.Context, o client.Obje
 		return nil
 	}
 	var list helmv2.HelmReleaseList
-	if err := r.Client.List(ctx, &list, client.MatchingFields{releaseIndex: ns + "/" + name}); err != nil {
+	// Read-only: the cache's own objects, not copies (a watch's first list
+	// maps every object of a kind, thousands of HelmRelease copies).
+	if err := r.Client.List(ctx, &list, client.MatchingFields{releaseIndex: ns + "/" + name}, client.UnsafeDisableDeepCopy); err != nil {
 		// The cache answers this; the resync covers the object if it fails.
 		log.FromContext(ctx).V(1).Info("Cannot map object to its HelmRelease", "object", klog.KObj(o), "reason", err.Error())
 		return nil
