@@ -4,12 +4,17 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 )
@@ -36,12 +41,37 @@ var readOnlyKinds = map[schema.GroupKind]bool{
 	manifest.Metal3DataClaimKind: true, manifest.Metal3DataKind: true,
 }
 
+// resolveBackoff paces ResolveWatchKinds' retries of a failure that may
+// pass: about 20 s in all. The controller runs it once, at start, and
+// exits if it fails, so without it one 500 or 429 of an API server that
+// sheds load among its thirty-odd requests would stop the controller.
+var resolveBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 8, Cap: 8 * time.Second}
+
 // ResolveWatchKinds asks the API server which of the template kinds and
 // consumer kinds it serves, at their preferred versions. A kind the
 // controller's RBAC does not let it list and watch is left out: a watch on
 // it would never sync and would stop the manager. Kinds installed later, or
-// left out, are still covered by the periodic resync.
+// left out, are still covered by the periodic resync. A failure that may
+// pass (mayPass) is retried with resolveBackoff.
 func ResolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *manifest.KindMatcher) (WatchKinds, error) {
+	var out WatchKinds
+	err := retry.OnError(resolveBackoff, mayPass, func() error {
+		var err error
+		out, err = resolveWatchKinds(ctx, cfg, kinds)
+		return err
+	})
+	return out, err
+}
+
+// mayPass reports whether err may pass on its own: an error on the server,
+// throttling, a timeout, or a lost connection.
+func mayPass(err error) bool {
+	return apierrors.IsInternalError(err) || apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsUnexpectedServerError(err) ||
+		utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err)
+}
+
+func resolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *manifest.KindMatcher) (WatchKinds, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return WatchKinds{}, fmt.Errorf("failed to create clientset: %w", err)

@@ -2,6 +2,11 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -48,4 +53,79 @@ func TestForbiddenKindsAreNotWatched(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(admin.Forbidden).To(BeEmpty())
 	g.Expect(admin.Watch).To(ContainElement(HaveField("Kind", "RKE2ControlPlane")))
+}
+
+// failFirst answers the first n requests whose path ends in path with
+// code and a Status body of its reason, without sending them, as an API server that
+// sheds load does; it counts the requests it failed.
+type failFirst struct {
+	next   http.RoundTripper
+	path   string
+	code   int
+	reason metav1.StatusReason
+	n      int
+	mu     sync.Mutex
+	failed int
+}
+
+func (f *failFirst) RoundTrip(req *http.Request) (*http.Response, error) {
+	f.mu.Lock()
+	fail := strings.HasSuffix(req.URL.Path, f.path) && f.failed < f.n
+	if fail {
+		f.failed++
+	}
+	f.mu.Unlock()
+	if !fail {
+		return f.next.RoundTrip(req)
+	}
+	body := fmt.Sprintf(`{"kind":"Status","apiVersion":"v1","status":"Failure","code":%d,"reason":"%s"}`, f.code, f.reason)
+	return &http.Response{StatusCode: f.code, Header: http.Header{"Content-Type": []string{"application/json"}},
+		Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
+}
+
+// TestResolveWatchKindsRetriesWhatMayPass: the controller resolves its
+// watches once, at start, and exits if that fails; a 500 among its
+// discovery and access reviews is retried, not fatal (the chaos matrix's
+// lossy scenario found the controller exiting on one). A 403 is not
+// retried.
+func TestResolveWatchKindsRetriesWhatMayPass(t *testing.T) {
+	kinds, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		// path, code, reason and n: the first n requests to path fail with
+		// code and reason.
+		path   string
+		code   int
+		reason metav1.StatusReason
+		n      int
+		// wantErr is a substring of the error, or empty for success.
+		wantErr string
+		// wantFailed is how many requests were failed.
+		wantFailed int
+	}{
+		{name: "500s on access reviews", path: "selfsubjectaccessreviews", code: http.StatusInternalServerError, reason: metav1.StatusReasonInternalError, n: 3, wantFailed: 3},
+		{name: "a 500 on discovery", path: "/apis", code: http.StatusInternalServerError, reason: metav1.StatusReasonInternalError, n: 1, wantFailed: 1},
+		{name: "a 503 on access reviews", path: "selfsubjectaccessreviews", code: http.StatusServiceUnavailable, reason: metav1.StatusReasonServiceUnavailable, n: 2, wantFailed: 2},
+		{name: "a 403 is not retried", path: "selfsubjectaccessreviews", code: http.StatusForbidden, reason: metav1.StatusReasonForbidden, n: 5, wantErr: "failed to review access", wantFailed: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			f := &failFirst{path: tt.path, code: tt.code, reason: tt.reason, n: tt.n}
+			cfg := rest.CopyConfig(env.Config)
+			cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { f.next = rt; return f })
+			got, err := controllers.ResolveWatchKinds(context.Background(), cfg, kinds)
+			g.Expect(f.failed).To(Equal(tt.wantFailed))
+			if tt.wantErr != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got.Forbidden).To(BeEmpty())
+			g.Expect(got.Watch).To(ContainElement(HaveField("Kind", "Metal3MachineTemplate")))
+		})
+	}
 }
