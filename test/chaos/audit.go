@@ -55,13 +55,16 @@ type Write struct {
 // Succeeded reports whether the server stored the write.
 func (w Write) Succeeded() bool { return w.ResponseStatus.Code >= 200 && w.ResponseStatus.Code < 300 }
 
-func (w Write) String() string {
+func (w Write) String() string { return fmt.Sprintf("%s (HTTP %d)", w.target(), w.ResponseStatus.Code) }
+
+// target is the write's verb and object: "patch metal3machinetemplates ns/name".
+func (w Write) target() string {
 	r := w.ObjectRef
 	what := r.Resource
 	if r.Subresource != "" {
 		what += "/" + r.Subresource
 	}
-	return fmt.Sprintf("%s %s %s/%s (HTTP %d)", w.Verb, what, r.Namespace, r.Name, w.ResponseStatus.Code)
+	return fmt.Sprintf("%s %s %s/%s", w.Verb, what, r.Namespace, r.Name)
 }
 
 type auditLine struct {
@@ -191,10 +194,20 @@ func guardsResourceVersion(body json.RawMessage) bool {
 
 // Scope is what the controller may write: the templates and consumers of
 // the opted-in releases (by namespace, lower-cased plural resource and
-// name), their replacements, and the HelmReleases' status.
+// name), their replacements, the HelmReleases' status, and with leader
+// election its Lease.
 type Scope struct {
 	objects  map[string]bool
 	releases map[string]bool
+	// lease is the controller's leader-election Lease, "namespace/name",
+	// when it runs with leader election.
+	lease string
+}
+
+// WithLease returns s with the controller's leader-election Lease in it.
+func (s Scope) WithLease(namespace, name string) Scope {
+	s.lease = namespace + "/" + name
+	return s
 }
 
 // NewScope builds the scope of the fleet's objects and of the HelmReleases
@@ -228,6 +241,8 @@ func (s Scope) OutOfScope(w Write) string {
 			return ""
 		}
 		return "a write to a HelmRelease other than its status, or of a release not in the fleet"
+	case r.Resource == "leases" && r.Subresource == "" && s.lease != "" && r.Namespace+"/"+r.Name == s.lease:
+		return ""
 	case r.Subresource != "":
 		return "a write to subresource " + r.Subresource
 	case s.objects[scopeKey(r.Namespace, r.Resource, r.Name)]:

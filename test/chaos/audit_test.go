@@ -72,8 +72,11 @@ func TestOutOfScope(t *testing.T) {
 	spec := write("patch", "helmreleases", "fleet-0000", "cluster", `{}`)
 	otherStatus := write("patch", "helmreleases", "other", "cluster", `{}`)
 	otherStatus.ObjectRef.Subresource = "status"
+	withLease := s.WithLease("flux-system", "template-drift-controller-leader-election")
 	tests := []struct {
 		name string
+		// scope is the scope checked against, s when nil.
+		scope *Scope
 		// w is the write checked.
 		w Write
 		// want is a substring of why it is out of scope, or empty.
@@ -94,10 +97,17 @@ func TestOutOfScope(t *testing.T) {
 		{name: "a HelmRelease outside the fleet", w: otherStatus, want: "not in the fleet"},
 		{name: "an event", w: write("create", "events", "fleet-0000", "cluster.1", `{}`)},
 		{name: "an access review", w: write("create", "selfsubjectaccessreviews", "", "", `{}`)},
+		{name: "a Lease without leader election", w: write("update", "leases", "flux-system", "template-drift-controller-leader-election", `{}`), want: "not a template"},
+		{name: "the Lease with leader election", scope: &withLease, w: write("update", "leases", "flux-system", "template-drift-controller-leader-election", `{}`)},
+		{name: "another Lease", scope: &withLease, w: write("update", "leases", "flux-system", "other", `{}`), want: "not a template"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
+			s := s
+			if tt.scope != nil {
+				s = *tt.scope
+			}
 			got := s.OutOfScope(tt.w)
 			if tt.want == "" {
 				g.Expect(got).To(BeEmpty())

@@ -3,6 +3,9 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -57,6 +60,9 @@ func (r *run) check(ctx context.Context) error {
 	for _, v := range CheckLive(objs, r.fleet) {
 		r.res.violate(v.Invariant, v.What)
 	}
+	if err := r.checkOwnExits(); err != nil {
+		return err
+	}
 	end := time.Now()
 	if err := sleep(ctx, auditFlush); err != nil {
 		return err
@@ -65,7 +71,11 @@ func (r *run) check(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, v := range CheckWrites(writes, NewScope(r.fleet.Objects, "cluster")) {
+	scope := NewScope(r.fleet.Objects, "cluster")
+	if r.scenario == ScenarioFailover {
+		scope = scope.WithLease(runtimeNamespace, leaseName)
+	}
+	for _, v := range CheckWrites(writes, scope) {
 		r.res.violate(v.Invariant, v.What)
 	}
 	counts, err := scale.CountRequests(r.auditLog, ControllerUser, scale.Window{Start: r.started.Add(-time.Second), End: end})
@@ -73,8 +83,28 @@ func (r *run) check(ctx context.Context) error {
 		return err
 	}
 	r.res.Requests, r.res.Writes = counts[0].Total, counts[0].Writes()
-	if r.scenario == ScenarioRace {
+	if r.proxy != nil {
+		c := r.proxy.Counts()
+		r.res.Proxy = &c
+	}
+	switch r.scenario {
+	case ScenarioRace:
 		return r.checkRace(ctx, writes)
+	case ScenarioFailover:
+		r.res.Checked = append(r.res.Checked, InvTakeover, InvNoDoubleWrite)
+	case ScenarioLossy:
+		r.res.Checked = append(r.res.Checked, InvNoDoubleWrite)
+		if r.faultFree != nil {
+			r.res.Checked = append(r.res.Checked, InvNoRetryStorm)
+			for _, v := range CheckRetryStorm(r.res, *r.faultFree) {
+				r.res.violate(v.Invariant, v.What)
+			}
+		}
+	}
+	if slices.Contains(r.res.Checked, InvNoDoubleWrite) {
+		for _, v := range DoubleWrites(writes) {
+			r.res.violate(v.Invariant, v.What)
+		}
 	}
 	return nil
 }
@@ -122,4 +152,23 @@ func stillSetBack(u *unstructured.Unstructured) bool {
 	}
 	name, _, _ := unstructured.NestedString(u.Object, cpRefPath...)
 	return name == "mgmt-cp"
+}
+
+// checkOwnExits fails converged for every exit of a controller process on
+// its own, from the logs of every process of the run.
+func (r *run) checkOwnExits() error {
+	logs, err := filepath.Glob(filepath.Join(r.dir, "*.log"))
+	if err != nil {
+		return err
+	}
+	for _, path := range logs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, e := range OwnExits(string(b)) {
+			r.res.violate(InvConverged, fmt.Sprintf("the controller exited on its own (%s): %s", filepath.Base(path), e))
+		}
+	}
+	return nil
 }

@@ -18,10 +18,16 @@ const (
 	// ScenarioRace has another client set templates and references back
 	// while corrections run (issue 12, 5).
 	ScenarioRace = "race"
+	// ScenarioFailover runs two replicas with leader election and SIGKILLs
+	// the leader while corrections run (issue 12, 3).
+	ScenarioFailover = "failover"
+	// ScenarioLossy puts a fault-injecting proxy between the controller and
+	// the API server, after a fault-free run of the same fleet (issue 12, 4).
+	ScenarioLossy = "lossy"
 )
 
 // AllScenarios run, in this order, when CHAOS_SCENARIOS is not set.
-var AllScenarios = []string{ScenarioKill, ScenarioRestart, ScenarioRace}
+var AllScenarios = []string{ScenarioKill, ScenarioRestart, ScenarioRace, ScenarioFailover, ScenarioLossy}
 
 // Config is how the chaos matrix runs, from the CHAOS_* environment
 // variables.
@@ -41,6 +47,13 @@ type Config struct {
 	// RaceFor is how long the other writer of the race scenario runs
 	// (CHAOS_RACE_FOR, 20s).
 	RaceFor time.Duration
+	// Lease is the failover scenario's --leader-election-lease-duration
+	// (CHAOS_LEASE, 15s); the renew deadline and retry period follow from
+	// it (LeaseTimes).
+	Lease time.Duration
+	// FaultRate is the share of requests the lossy scenario's proxy faults
+	// (CHAOS_FAULT_RATE, 0.05).
+	FaultRate float64
 	// Scenarios are the scenarios run (CHAOS_SCENARIOS, space-separated;
 	// all by default).
 	Scenarios []string
@@ -70,7 +83,7 @@ type Config struct {
 // command, a map in tests); now seeds the default Seed.
 func ConfigFromEnv(getenv func(string) string, now time.Time) (Config, error) {
 	c := Config{N: 200, Kills: 20, KillMin: time.Second, KillMax: 10 * time.Second, Restarts: 2, RaceFor: 20 * time.Second,
-		Scenarios: AllScenarios, Resync: 30 * time.Second, Settle: 5 * time.Second, ConvergeTimeout: 10 * time.Minute,
+		Lease: 15 * time.Second, FaultRate: 0.05, Scenarios: AllScenarios, Resync: 30 * time.Second, Settle: 5 * time.Second, ConvergeTimeout: 10 * time.Minute,
 		Seed: now.UnixNano(), ControllerBin: getenv("CHAOS_CONTROLLER_BIN"), KeepAudit: getenv("CHAOS_KEEP_AUDIT") == "1"}
 	if v := strings.Fields(getenv("CHAOS_SCENARIOS")); len(v) > 0 {
 		for _, s := range v {
@@ -109,7 +122,7 @@ func ConfigFromEnv(getenv func(string) string, now time.Time) (Config, error) {
 		into *time.Duration
 	}{
 		{"CHAOS_KILL_MIN", &c.KillMin}, {"CHAOS_KILL_MAX", &c.KillMax}, {"CHAOS_RACE_FOR", &c.RaceFor},
-		{"CHAOS_RESYNC", &c.Resync}, {"CHAOS_SETTLE", &c.Settle}, {"CHAOS_CONVERGE_TIMEOUT", &c.ConvergeTimeout},
+		{"CHAOS_LEASE", &c.Lease}, {"CHAOS_RESYNC", &c.Resync}, {"CHAOS_SETTLE", &c.Settle}, {"CHAOS_CONVERGE_TIMEOUT", &c.ConvergeTimeout},
 	}
 	for _, d := range durations {
 		v := getenv(d.name)
@@ -122,8 +135,24 @@ func ConfigFromEnv(getenv func(string) string, now time.Time) (Config, error) {
 		}
 		*d.into = parsed
 	}
+	if v := getenv("CHAOS_FAULT_RATE"); v != "" {
+		rate, err := strconv.ParseFloat(v, 64)
+		if err != nil || rate < 0 || rate > 1 {
+			return Config{}, fmt.Errorf("failed to parse CHAOS_FAULT_RATE %q: want a share between 0 and 1, such as 0.05", v)
+		}
+		c.FaultRate = rate
+	}
 	if c.KillMax < c.KillMin {
 		return Config{}, fmt.Errorf("failed to parse CHAOS_KILL_MAX %s: it is below CHAOS_KILL_MIN %s", c.KillMax, c.KillMin)
 	}
 	return c, nil
+}
+
+// LeaseTimes are the leader-election renew deadline and retry period the
+// failover scenario runs with for a lease duration d: two thirds of d and
+// two fifteenths (15s: 10s and 2s; Flux's defaults are 35s, 30s and 5s). A
+// leader that cannot renew gives up a third of the lease before another
+// replica may take it, and the follower tries every retry period.
+func LeaseTimes(d time.Duration) (renewDeadline, retryPeriod time.Duration) {
+	return d * 2 / 3, d * 2 / 15
 }

@@ -22,7 +22,9 @@ func TestConfigFromEnv(t *testing.T) {
 			g.Expect(c.N).To(Equal(200))
 			g.Expect(c.Kills).To(Equal(20))
 			g.Expect(c.Restarts).To(Equal(2))
-			g.Expect(c.Scenarios).To(Equal([]string{ScenarioKill, ScenarioRestart, ScenarioRace}))
+			g.Expect(c.Scenarios).To(Equal([]string{ScenarioKill, ScenarioRestart, ScenarioRace, ScenarioFailover, ScenarioLossy}))
+			g.Expect(c.Lease).To(Equal(15 * time.Second))
+			g.Expect(c.FaultRate).To(Equal(0.05))
 			g.Expect(c.KillMin).To(Equal(time.Second))
 			g.Expect(c.KillMax).To(Equal(10 * time.Second))
 			g.Expect(c.Seed).To(Equal(int64(42)))
@@ -39,10 +41,22 @@ func TestConfigFromEnv(t *testing.T) {
 				g.Expect([]time.Duration{c.KillMin, c.KillMax, c.RaceFor}).To(Equal([]time.Duration{2 * time.Second, 3 * time.Second, time.Minute}))
 				g.Expect(c.Seed).To(Equal(int64(7)))
 			}},
+		{name: "the new scenarios, a lease and a fault rate", env: map[string]string{"CHAOS_SCENARIOS": "failover lossy", "CHAOS_LEASE": "30s", "CHAOS_FAULT_RATE": "0.1"},
+			check: func(g Gomega, c Config) {
+				g.Expect(c.Scenarios).To(Equal([]string{ScenarioFailover, ScenarioLossy}))
+				g.Expect(c.Lease).To(Equal(30 * time.Second))
+				g.Expect(c.FaultRate).To(Equal(0.1))
+			}},
+		{name: "no faults is allowed", env: map[string]string{"CHAOS_FAULT_RATE": "0"}, check: func(g Gomega, c Config) {
+			g.Expect(c.FaultRate).To(BeZero())
+		}},
 		{name: "zero kills is allowed", env: map[string]string{"CHAOS_KILLS": "0"}, check: func(g Gomega, c Config) {
 			g.Expect(c.Kills).To(BeZero())
 		}},
-		{name: "unknown scenario", env: map[string]string{"CHAOS_SCENARIOS": "kill partition"}, wantErr: `"partition" is not one of kill, restart, race`},
+		{name: "unknown scenario", env: map[string]string{"CHAOS_SCENARIOS": "kill partition"}, wantErr: `"partition" is not one of kill, restart, race, failover, lossy`},
+		{name: "a fault rate above 1", env: map[string]string{"CHAOS_FAULT_RATE": "5"}, wantErr: "CHAOS_FAULT_RATE"},
+		{name: "a fault rate that is not a number", env: map[string]string{"CHAOS_FAULT_RATE": "5%"}, wantErr: "CHAOS_FAULT_RATE"},
+		{name: "bad lease", env: map[string]string{"CHAOS_LEASE": "0s"}, wantErr: "CHAOS_LEASE"},
 		{name: "too few releases", env: map[string]string{"CHAOS_N": "2"}, wantErr: "CHAOS_N"},
 		{name: "not a number", env: map[string]string{"CHAOS_KILLS": "many"}, wantErr: "CHAOS_KILLS"},
 		{name: "bad duration", env: map[string]string{"CHAOS_SETTLE": "-1s"}, wantErr: "CHAOS_SETTLE"},

@@ -1,6 +1,9 @@
 package chaos
 
 import (
+	"encoding/json"
+	"strings"
+
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +29,30 @@ func Pending(list []helmv2.HelmRelease, accept func(*helmv2.HelmRelease, *metav1
 		case accept != nil && accept(hr, c):
 		default:
 			out[c.Reason]++
+		}
+	}
+	return out
+}
+
+// stoppedMessage is what the controller logs when it exits on an error
+// (cmd/template-drift-controller main); a SIGKILL or a SIGTERM logs none.
+const stoppedMessage = "Controller stopped"
+
+// OwnExits returns the error of each exit of the controller on its own
+// that its log (JSON lines) records: a process StartServing started again
+// without the harness asking, which no scenario expects.
+func OwnExits(log string) []string {
+	var out []string
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, stoppedMessage) {
+			continue
+		}
+		var l struct {
+			Msg   string `json:"msg"`
+			Error string `json:"error"`
+		}
+		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == stoppedMessage {
+			out = append(out, l.Error)
 		}
 	}
 	return out

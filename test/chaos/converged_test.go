@@ -38,3 +38,16 @@ func TestPending(t *testing.T) {
 	g.Expect(Pending(list, loopGuard)).To(Equal(map[string]int{"none": 1, "stale": 1, api.CorrectionFailedReason: 1, api.DriftDetectedReason: 1}))
 	g.Expect(Pending(list[:1], nil)).To(BeEmpty())
 }
+
+func TestOwnExits(t *testing.T) {
+	g := NewWithT(t)
+	log := strings.Join([]string{
+		`{"level":"info","ts":"2026-12-01T15:22:33.800Z","logger":"setup","msg":"Starting manager","controller":"template-drift-controller"}`,
+		`{"level":"error","ts":"2026-12-01T15:22:34.800Z","msg":"Controller stopped","error":"failed to review access to secrets.: an error on the server"}`,
+		`{"level":"info","msg":"Correcting template in place","reason":"Controller stopped is only a word here"}`,
+		`not JSON: Controller stopped`,
+		``,
+	}, "\n")
+	g.Expect(OwnExits(log)).To(Equal([]string{"failed to review access to secrets.: an error on the server"}))
+	g.Expect(OwnExits("")).To(BeEmpty())
+}

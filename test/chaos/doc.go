@@ -10,8 +10,12 @@
 // run as a process under a user of its own, and an audit policy that logs the
 // bodies of that user's writes (audit.go). The faults (faults.go) are: SIGKILL
 // of the controller at random points, restarts of kube-apiserver on the same
-// etcd, and another writer setting templates and references back while
-// corrections run.
+// etcd, another writer setting templates and references back while
+// corrections run, SIGKILL of the leader of two replicas with leader
+// election (failover.go), and a proxy on 127.0.0.1 that answers a seeded
+// share of the controller's requests with 500 or 429 or stalls them
+// (proxy.go), compared with a fault-free run through the same proxy
+// (lossy.go).
 //
 // The invariants (invariants.go for the live state, audit.go for the writes):
 // every release converges; no duplicate replacement and no reference to a
@@ -19,7 +23,10 @@
 // replacement, no probe object, no manifest template missing); every update
 // and patch carries a resourceVersion and every delete a UID and
 // resourceVersion; no write outside the templates and consumers of opted-in
-// releases, their replacements, the HelmRelease status and events.
+// releases, their replacements, the HelmRelease status and events. The
+// failover and lossy scenarios also check that no change was stored twice
+// (doublewrite.go), that the other replica took the Lease over, and that
+// the lossy run's requests stay within twice the fault-free run's.
 //
 // The package reuses test/scale for the audit log, the releases, the
 // controller's build and flags, and /proc. `make chaos` runs it

@@ -17,6 +17,10 @@ func (r *run) inject(ctx context.Context) error {
 		err = r.restartAPIServer(ctx)
 	case ScenarioRace:
 		err = r.race(ctx)
+	case ScenarioFailover:
+		err = r.failover(ctx)
+	case ScenarioLossy:
+		r.lossy()
 	default:
 		err = fmt.Errorf("unknown scenario %q", r.scenario)
 	}
@@ -24,12 +28,14 @@ func (r *run) inject(ctx context.Context) error {
 		return err
 	}
 	r.faultsDone = time.Now()
+	if r.scenario == ScenarioLossy {
+		// The proxy faults until the end: convergence is timed from the
+		// controller's start, and no release is in sync when faults stop.
+		r.faultsDone = r.started
+		return nil
+	}
 	if pending, err := r.pending(ctx); err == nil {
-		n := 0
-		for _, c := range pending {
-			n += c
-		}
-		r.res.InSyncWhenFaultsStopped = r.cfg.N - n
+		r.res.InSyncWhenFaultsStopped = r.cfg.N - total(pending)
 	}
 	return nil
 }

@@ -35,6 +35,13 @@ type Result struct {
 	// same objects.
 	OtherWrites int `json:"otherWrites,omitempty"`
 	Corrections int `json:"corrections,omitempty"`
+	// Takeover is the failover scenario's, as the Lease tells it.
+	Takeover *Takeover `json:"takeover,omitempty"`
+	// Proxy counts the lossy scenario's requests at the proxy, and its
+	// faults; FaultFree is its run of the same fleet through the same proxy
+	// without faults.
+	Proxy     *ProxyCounts `json:"proxy,omitempty"`
+	FaultFree *Result      `json:"faultFree,omitempty"`
 	// Checked are the invariants checked, Violations their breaches.
 	Checked    []string            `json:"checked"`
 	Violations map[string][]string `json:"violations,omitempty"`
@@ -44,8 +51,11 @@ func (r *Result) violate(inv, what string) {
 	r.Violations[inv] = append(r.Violations[inv], what)
 }
 
-// Held reports whether every invariant checked held.
-func (r Result) Held() bool { return len(r.Violations) == 0 }
+// Held reports whether every invariant checked held, in the fault-free
+// run too.
+func (r Result) Held() bool {
+	return len(r.Violations) == 0 && (r.FaultFree == nil || r.FaultFree.Held())
+}
 
 // held is the matrix's invariants cell: "5/5", or the count and the
 // invariants that failed.
@@ -63,12 +73,31 @@ func (r Result) held() string {
 	return fmt.Sprintf("%d/%d (failed: %s)", n-len(failed), n, strings.Join(failed, ", "))
 }
 
-// PrintMatrix writes the matrix, one row per scenario, then every
-// violation.
+// faultFreeRow names the lossy scenario's fault-free run in the matrix.
+const faultFreeRow = "lossy (fault-free)"
+
+// rows are the matrix's rows: each result, the lossy scenario's fault-free
+// run before it.
+func rows(results []Result) []Result {
+	var out []Result
+	for _, r := range results {
+		if r.FaultFree != nil {
+			ff := *r.FaultFree
+			ff.Scenario = faultFreeRow
+			out = append(out, ff)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// PrintMatrix writes the matrix, one row per scenario (and the lossy
+// scenario's fault-free run), then every violation.
 func PrintMatrix(w io.Writer, results []Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "scenario\tN\tfault\tinvariants held\tin sync when faults stopped\tconverge after faults\ttotal\trequests\twrites\tother writer / corrections\tpeak RSS")
-	for _, r := range results {
+	fmt.Fprintln(tw, "scenario\tN\tfault\tinvariants held\tin sync when faults stopped\tconverge after faults\ttotal\trequests\twrites\t"+
+		"other writer / corrections\ttakeover / lease\trequests / fault-free\tpeak RSS")
+	for _, r := range rows(results) {
 		race := "-"
 		if r.Scenario == ScenarioRace {
 			race = fmt.Sprintf("%d / %d", r.OtherWrites, r.Corrections)
@@ -77,11 +106,15 @@ func PrintMatrix(w io.Writer, results []Result) {
 		if r.ConvergeSeconds > 0 || r.Violations[InvConverged] == nil {
 			conv = seconds(r.ConvergeSeconds)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d/%d\t%s\t%s\t%d\t%d\t%s\t%d MiB\n", r.Scenario, r.N, r.Fault, r.held(),
-			r.InSyncWhenFaultsStopped, r.N, conv, seconds(r.TotalSeconds), r.Requests, r.Writes, race, r.PeakRSSBytes>>20)
+		inSync := fmt.Sprintf("%d/%d", r.InSyncWhenFaultsStopped, r.N)
+		if r.Scenario == ScenarioLossy || r.Scenario == faultFreeRow {
+			inSync = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%d MiB\n", r.Scenario, r.N, r.Fault, r.held(),
+			inSync, conv, seconds(r.TotalSeconds), r.Requests, r.Writes, race, takeover(r), againstFaultFree(r), r.PeakRSSBytes>>20)
 	}
 	_ = tw.Flush()
-	for _, r := range results {
+	for _, r := range rows(results) {
 		for _, inv := range r.Checked {
 			vs := r.Violations[inv]
 			for i, v := range vs {
@@ -93,6 +126,25 @@ func PrintMatrix(w io.Writer, results []Result) {
 			}
 		}
 	}
+}
+
+// takeover is the failover cell: from the kill to the other replica's
+// acquireTime, and the lease duration.
+func takeover(r Result) string {
+	if r.Takeover == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%s / %s", seconds(r.Takeover.AfterKillSeconds), seconds(r.Takeover.LeaseSeconds))
+}
+
+// againstFaultFree is the lossy cell: its requests over the fault-free
+// run's, from the audit log and (in brackets) from the proxy.
+func againstFaultFree(r Result) string {
+	if r.FaultFree == nil {
+		return "-"
+	}
+	audit, proxy := RequestRatios(r, *r.FaultFree)
+	return fmt.Sprintf("%.2f× (proxy %.2f×)", audit, proxy)
 }
 
 func seconds(s float64) string {

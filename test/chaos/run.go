@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -25,10 +27,18 @@ type run struct {
 	rng      *rand.Rand
 	logf     func(format string, args ...any)
 
-	// Valid after startControlPlane.
+	// faultRate is the share of requests the lossy scenario's proxy
+	// faults (0 in its fault-free run), and faultFree that run's result
+	// (nil in the fault-free run itself).
+	faultRate float64
+	faultFree *Result
+
+	// Valid after startControlPlane: kubeconfig is the controller user's,
+	// through the proxy in the lossy scenario.
 	env        *testenv.Env
 	auditLog   string
 	kubeconfig string
+	proxy      *Proxy
 
 	// Valid after createFleet.
 	fleet Fleet
@@ -37,6 +47,8 @@ type run struct {
 	// one after each kill), and when the first was started.
 	controller *testenv.Process
 	started    time.Time
+	// others are the failover scenario's other replicas, stopped with it.
+	others []*testenv.Process
 
 	// Valid after the fault: when it stopped, and what the scenario accepts
 	// as converged besides TemplatesInSync=True.
@@ -54,14 +66,31 @@ type run struct {
 // Run runs scenario on a fleet of cfg.N releases, on a control plane of
 // its own that it stops before returning, with the controller binary bin,
 // and leaves the controller's log (and the audit log of a scenario whose
-// invariants failed, or with cfg.KeepAudit) in dir.
-func Run(ctx context.Context, cfg Config, scenario, bin, dir string, logf func(format string, args ...any)) (res Result, err error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// invariants failed, or with cfg.KeepAudit) in dir. The lossy scenario
+// first runs the same fleet through the same proxy without faults, on a
+// control plane of its own (in dir/fault-free), and compares.
+func Run(ctx context.Context, cfg Config, scenario, bin, dir string, logf func(format string, args ...any)) (Result, error) {
+	if scenario != ScenarioLossy {
+		return runOnce(ctx, &run{cfg: cfg, scenario: scenario, bin: bin, dir: dir, logf: logf})
+	}
+	faultFree, err := runOnce(ctx, &run{cfg: cfg, scenario: scenario, bin: bin, dir: filepath.Join(dir, "fault-free"), logf: logf})
+	if err != nil {
+		return Result{Scenario: scenario, N: cfg.N, FaultFree: &faultFree}, err
+	}
+	return runOnce(ctx, &run{cfg: cfg, scenario: scenario, bin: bin, dir: dir, logf: logf, faultRate: cfg.FaultRate, faultFree: &faultFree})
+}
+
+// runOnce runs r's steps.
+func runOnce(ctx context.Context, r *run) (res Result, err error) {
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return Result{}, err
 	}
-	r := &run{cfg: cfg, scenario: scenario, bin: bin, dir: dir, logf: logf,
-		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(len(scenario)))), //nolint:gosec // fault times, not secrets
-		res: Result{Scenario: scenario, N: cfg.N, Violations: map[string][]string{}}}
+	r.rng = rand.New(rand.NewPCG(uint64(r.cfg.Seed), uint64(len(r.scenario)))) //nolint:gosec // fault times, not secrets
+	r.res = Result{Scenario: r.scenario, N: r.cfg.N, Violations: map[string][]string{}, FaultFree: r.faultFree}
+	scenario, logf := r.scenario, r.logf
+	if r.scenario == ScenarioLossy && r.faultFree == nil {
+		scenario = faultFreeRow
+	}
 	defer func() { r.stop(err == nil && r.res.Held()) }()
 	steps := []struct {
 		name string
@@ -83,7 +112,7 @@ func Run(ctx context.Context, cfg Config, scenario, bin, dir string, logf func(f
 	return r.res, nil
 }
 
-func (r *run) startControlPlane(_ context.Context) error {
+func (r *run) startControlPlane(ctx context.Context) error {
 	flags, auditLog, err := scale.AuditFlagsWithPolicy(r.dir, auditPolicy)
 	if err != nil {
 		return err
@@ -93,8 +122,22 @@ func (r *run) startControlPlane(_ context.Context) error {
 		return err
 	}
 	r.env, r.auditLog = env, auditLog
-	r.kubeconfig, err = env.AddUser(ControllerUser, []string{"system:masters"})
-	return err
+	if r.kubeconfig, err = env.AddUser(ControllerUser, []string{"system:masters"}); err != nil {
+		return err
+	}
+	switch r.scenario {
+	case ScenarioFailover:
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: runtimeNamespace}}
+		if err := env.Client.Create(ctx, ns); err != nil {
+			return fmt.Errorf("failed to create the runtime namespace: %w", err)
+		}
+	case ScenarioLossy:
+		if r.proxy, err = StartProxy(r.kubeconfig, FaultPlan{Rate: r.faultRate, Seed: r.cfg.Seed}); err != nil {
+			return err
+		}
+		r.kubeconfig = r.proxy.Kubeconfig
+	}
+	return nil
 }
 
 func (r *run) createFleet(ctx context.Context) error {
@@ -108,10 +151,7 @@ func (r *run) createFleet(ctx context.Context) error {
 // startController starts the controller as its user and waits until it
 // serves; its log goes on in the same file across restarts.
 func (r *run) startController(_ context.Context) error {
-	flags := scale.ControllerFlags(scale.Config{Resync: r.cfg.Resync})
-	p, err := testenv.StartServing("template-drift-controller", r.bin, 2, 1, func(a []string) []string {
-		return append([]string{"--metrics-addr=" + a[0], "--health-addr=" + a[1]}, flags...)
-	}, []string{"KUBECONFIG=" + r.kubeconfig}, r.dir)
+	p, err := r.startReplica("template-drift-controller")
 	if err != nil {
 		return err
 	}
@@ -122,13 +162,24 @@ func (r *run) startController(_ context.Context) error {
 	return nil
 }
 
+// startReplica starts a controller process as the controller user, its
+// log in dir/name.log, and waits until it serves: in the failover scenario
+// with leader election, its Lease in runtimeNamespace.
+func (r *run) startReplica(name string) (*testenv.Process, error) {
+	flags := scale.ControllerFlags(scale.Config{Resync: r.cfg.Resync})
+	env := []string{"KUBECONFIG=" + r.kubeconfig}
+	if r.scenario == ScenarioFailover {
+		flags = append(flags, leaderElectionFlags(r.cfg.Lease)...)
+		env = append(env, "RUNTIME_NAMESPACE="+runtimeNamespace)
+	}
+	return testenv.StartServing(name, r.bin, 2, 1, func(a []string) []string {
+		return append([]string{"--metrics-addr=" + a[0], "--health-addr=" + a[1]}, flags...)
+	}, env, r.dir)
+}
+
 // samplePeak folds the running controller's peak RSS into the result's
 // largest peak of every process so far.
-func (r *run) samplePeak() {
-	if m, err := scale.ReadMemory(r.controller.PID()); err == nil {
-		r.res.PeakRSSBytes = max(r.res.PeakRSSBytes, m.Peak)
-	}
-}
+func (r *run) samplePeak() { r.samplePeakOf(r.controller) }
 
 // converge waits until every HelmRelease has converged, then the settle
 // time, and checks again: a fleet that is not converged then, or not by
@@ -186,7 +237,11 @@ func (r *run) pending(ctx context.Context) (map[string]int, error) {
 // stop stops the controller and the control plane, and removes the audit
 // log of a scenario whose invariants held unless it is to be kept.
 func (r *run) stop(ok bool) {
+	for _, p := range r.others {
+		p.Stop()
+	}
 	r.controller.Stop()
+	r.proxy.Close()
 	if r.env != nil {
 		if err := r.env.Stop(); err != nil {
 			r.logf("%s: %v", r.scenario, err)
