@@ -103,6 +103,7 @@ func main() {
 		os.Exit(2)
 	}
 	logger.SetLogger(logger.NewLogger(f.log))
+	ctrl.Log.WithName("setup").Info("Garbage collector target", "gcPercent", setGCPercent(), "fromGOGC", os.Getenv("GOGC") != "")
 	if err := run(f); err != nil {
 		ctrl.Log.Error(err, "Controller stopped")
 		os.Exit(1)
