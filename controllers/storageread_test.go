@@ -42,10 +42,10 @@ func (s flakySecret) Get(ctx context.Context, name string, opts metav1.GetOption
 }
 
 // TestReleaseReadFailureIsRetried: a 500 while reading the stored release
-// fails the pass, which the rate limiter retries within seconds; it is not
-// ReleaseUnavailable, which waits for the resync (10 minutes by default).
-// The chaos matrix's lossy scenario found releases waiting for the resync
-// after one such 500.
+// fails the pass, which the rate limiter retries within seconds; it says
+// nothing about the release, so it is not ReleaseUnavailable (a Warning
+// event, and a fixed 30 s wait). The chaos matrix's lossy scenario found
+// releases reported ReleaseUnavailable after one such 500.
 func TestReleaseReadFailureIsRetried(t *testing.T) {
 	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt})
 	target, err := w.r.Engine.Targets.For(w.ctx, w.hr)
