@@ -64,7 +64,7 @@ func (r *run) check(ctx context.Context) error {
 		return err
 	}
 	end := time.Now()
-	if err := sleep(ctx, auditFlush); err != nil {
+	if err := scale.Sleep(ctx, auditFlush); err != nil {
 		return err
 	}
 	writes, err := ReadWrites(r.auditLog, ControllerUser)

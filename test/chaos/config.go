@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/templatedrift/template-drift-controller/test/scale"
 )
 
 // The scenarios of this increment of issue 12, by the names CHAOS_SCENARIOS
@@ -117,23 +119,11 @@ func ConfigFromEnv(getenv func(string) string, now time.Time) (Config, error) {
 		}
 		c.Seed = seed
 	}
-	durations := []struct {
-		name string
-		into *time.Duration
-	}{
-		{"CHAOS_KILL_MIN", &c.KillMin}, {"CHAOS_KILL_MAX", &c.KillMax}, {"CHAOS_RACE_FOR", &c.RaceFor},
-		{"CHAOS_LEASE", &c.Lease}, {"CHAOS_RESYNC", &c.Resync}, {"CHAOS_SETTLE", &c.Settle}, {"CHAOS_CONVERGE_TIMEOUT", &c.ConvergeTimeout},
-	}
-	for _, d := range durations {
-		v := getenv(d.name)
-		if v == "" {
-			continue
-		}
-		parsed, err := time.ParseDuration(v)
-		if err != nil || parsed <= 0 {
-			return Config{}, fmt.Errorf("failed to parse %s %q: want a positive duration such as 10s", d.name, v)
-		}
-		*d.into = parsed
+	if err := scale.ParseDurations(getenv, "10s", []scale.NamedDuration{
+		{Name: "CHAOS_KILL_MIN", Into: &c.KillMin}, {Name: "CHAOS_KILL_MAX", Into: &c.KillMax}, {Name: "CHAOS_RACE_FOR", Into: &c.RaceFor},
+		{Name: "CHAOS_LEASE", Into: &c.Lease}, {Name: "CHAOS_RESYNC", Into: &c.Resync}, {Name: "CHAOS_SETTLE", Into: &c.Settle}, {Name: "CHAOS_CONVERGE_TIMEOUT", Into: &c.ConvergeTimeout},
+	}); err != nil {
+		return Config{}, err
 	}
 	if v := getenv("CHAOS_FAULT_RATE"); v != "" {
 		rate, err := strconv.ParseFloat(v, 64)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/templatedrift/template-drift-controller/test/scale"
 )
 
 // inject runs the scenario's fault, then records how much of the fleet had
@@ -50,7 +52,7 @@ func (r *run) between(lo, hi time.Duration) time.Duration {
 func (r *run) kill(ctx context.Context) error {
 	r.res.Fault = fmt.Sprintf("%d SIGKILLs, each after %s-%s", r.cfg.Kills, r.cfg.KillMin, r.cfg.KillMax)
 	for i := range r.cfg.Kills {
-		if err := sleep(ctx, r.between(r.cfg.KillMin, r.cfg.KillMax)); err != nil {
+		if err := scale.Sleep(ctx, r.between(r.cfg.KillMin, r.cfg.KillMax)); err != nil {
 			return err
 		}
 		r.samplePeak()
@@ -70,7 +72,7 @@ func (r *run) restartAPIServer(ctx context.Context) error {
 	r.res.Fault = fmt.Sprintf("%d kube-apiserver restarts (same etcd), 1s-5s apart", r.cfg.Restarts)
 	pid := r.controller.PID()
 	for i := range r.cfg.Restarts {
-		if err := sleep(ctx, r.between(time.Second, 5*time.Second)); err != nil {
+		if err := scale.Sleep(ctx, r.between(time.Second, 5*time.Second)); err != nil {
 			return err
 		}
 		start := time.Now()

@@ -129,7 +129,7 @@ func (r *run) race(ctx context.Context) error {
 			r.raced[scopeKey(t.key.Namespace, resourceOf(t.key.Kind), t.key.Name)]++
 			r.res.OtherWrites++
 		}
-		if err := sleep(ctx, racePause); err != nil {
+		if err := scale.Sleep(ctx, racePause); err != nil {
 			return err
 		}
 	}

@@ -209,7 +209,7 @@ func (r *run) converge(ctx context.Context) error {
 	now := time.Now()
 	r.res.ConvergeSeconds = now.Sub(r.faultsDone).Seconds()
 	r.res.TotalSeconds = now.Sub(r.started).Seconds()
-	if err := sleep(ctx, r.cfg.Settle); err != nil {
+	if err := scale.Sleep(ctx, r.cfg.Settle); err != nil {
 		return err
 	}
 	if pending, err = r.pending(ctx); err != nil {
@@ -249,16 +249,5 @@ func (r *run) stop(ok bool) {
 	}
 	if ok && !r.cfg.KeepAudit && r.auditLog != "" {
 		_ = os.Remove(r.auditLog)
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

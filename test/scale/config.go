@@ -103,26 +103,38 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			c.Sizes = append(c.Sizes, n)
 		}
 	}
-	durations := []struct {
-		name string
-		into *time.Duration
-	}{
-		{"BENCH_RESYNC", &c.Resync}, {"BENCH_SETTLE", &c.Settle}, {"BENCH_IDLE", &c.Idle},
-		{"BENCH_CONVERGE_TIMEOUT", &c.ConvergeTimeout}, {"BENCH_WINDOW", &c.Window},
-	}
-	for _, d := range durations {
-		v := getenv(d.name)
-		if v == "" {
-			continue
-		}
-		parsed, err := time.ParseDuration(v)
-		if err != nil || parsed <= 0 {
-			return Config{}, fmt.Errorf("failed to parse %s %q: want a positive duration such as 30s", d.name, v)
-		}
-		*d.into = parsed
+	if err := ParseDurations(getenv, "30s", []NamedDuration{
+		{Name: "BENCH_RESYNC", Into: &c.Resync}, {Name: "BENCH_SETTLE", Into: &c.Settle}, {Name: "BENCH_IDLE", Into: &c.Idle},
+		{Name: "BENCH_CONVERGE_TIMEOUT", Into: &c.ConvergeTimeout}, {Name: "BENCH_WINDOW", Into: &c.Window},
+	}); err != nil {
+		return Config{}, err
 	}
 	if c.Window == 0 {
 		c.Window = 2 * c.Resync
 	}
 	return c, nil
+}
+
+// NamedDuration is a duration read from the environment variable Name into
+// Into.
+type NamedDuration struct {
+	Name string
+	Into *time.Duration
+}
+
+// ParseDurations reads each set variable of ds from getenv into its
+// duration, which must be positive; example shows one in the error.
+func ParseDurations(getenv func(string) string, example string, ds []NamedDuration) error {
+	for _, d := range ds {
+		v := getenv(d.Name)
+		if v == "" {
+			continue
+		}
+		parsed, err := time.ParseDuration(v)
+		if err != nil || parsed <= 0 {
+			return fmt.Errorf("failed to parse %s %q: want a positive duration such as %s", d.Name, v, example)
+		}
+		*d.Into = parsed
+	}
+	return nil
 }

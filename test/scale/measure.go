@@ -226,14 +226,14 @@ func (r *run) sample() (sample, error) {
 // then samples the counters at both ends of a window in which the harness
 // sends nothing, and reads the controller's memory at its end.
 func (r *run) measureSteadyState(ctx context.Context) error {
-	if err := sleep(ctx, r.cfg.Settle); err != nil {
+	if err := Sleep(ctx, r.cfg.Settle); err != nil {
 		return err
 	}
 	var err error
 	if r.windowStart, err = r.sample(); err != nil {
 		return err
 	}
-	if err := sleep(ctx, r.cfg.Window); err != nil {
+	if err := Sleep(ctx, r.cfg.Window); err != nil {
 		return err
 	}
 	if r.windowEnd, err = r.sample(); err != nil {
@@ -250,7 +250,7 @@ func (r *run) measureSteadyState(ctx context.Context) error {
 // countRequests reads the controller user's requests in the convergence
 // and steady-state windows from the audit log, and derives the figures.
 func (r *run) countRequests(ctx context.Context) error {
-	if err := sleep(ctx, auditFlush); err != nil {
+	if err := Sleep(ctx, auditFlush); err != nil {
 		return err
 	}
 	counts, err := CountRequests(r.auditLog, r.target.User, r.convergence, r.steadyState)

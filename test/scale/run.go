@@ -158,7 +158,7 @@ func (r *run) sampleIdle(ctx context.Context) error {
 		return err
 	}
 	start := time.Now()
-	if err := sleep(ctx, r.cfg.Idle); err != nil {
+	if err := Sleep(ctx, r.cfg.Idle); err != nil {
 		return err
 	}
 	after, err := CPUTime(r.apiServerPID)
@@ -199,7 +199,8 @@ func (r *run) stop(ok bool) {
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx is done.
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
