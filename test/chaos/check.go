@@ -90,6 +90,10 @@ func (r *run) check(ctx context.Context) error {
 	switch r.scenario {
 	case ScenarioRace:
 		return r.checkRace(ctx, writes)
+	case ScenarioTenants:
+		return r.checkTenants(ctx)
+	case ScenarioMemory:
+		return r.checkMemory(ctx)
 	case ScenarioFailover:
 		r.res.Checked = append(r.res.Checked, InvTakeover, InvNoDoubleWrite)
 	case ScenarioLossy:

@@ -26,10 +26,17 @@ const (
 	// ScenarioLossy puts a fault-injecting proxy between the controller and
 	// the API server, after a fault-free run of the same fleet (issue 12, 4).
 	ScenarioLossy = "lossy"
+	// ScenarioTenants runs the controller under the multi-tenancy lockdown
+	// with hostile tenants' releases among the fleet (issue 12, 6).
+	ScenarioTenants = "tenants"
+	// ScenarioMemory has tenants rewrite their kubeconfig Secrets and store
+	// large-values releases while the controller's peak RSS is sampled
+	// (issue 12, 8).
+	ScenarioMemory = "memory"
 )
 
 // AllScenarios run, in this order, when CHAOS_SCENARIOS is not set.
-var AllScenarios = []string{ScenarioKill, ScenarioRestart, ScenarioRace, ScenarioFailover, ScenarioLossy}
+var AllScenarios = []string{ScenarioKill, ScenarioRestart, ScenarioRace, ScenarioFailover, ScenarioLossy, ScenarioTenants, ScenarioMemory}
 
 // Config is how the chaos matrix runs, from the CHAOS_* environment
 // variables.

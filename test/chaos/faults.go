@@ -23,6 +23,10 @@ func (r *run) inject(ctx context.Context) error {
 		err = r.failover(ctx)
 	case ScenarioLossy:
 		r.lossy()
+	case ScenarioTenants:
+		err = r.tenants(ctx)
+	case ScenarioMemory:
+		err = r.memory(ctx)
 	default:
 		err = fmt.Errorf("unknown scenario %q", r.scenario)
 	}

@@ -144,6 +144,14 @@ func (r *run) createFleet(ctx context.Context) error {
 	start := time.Now()
 	f, err := CreateFleet(ctx, r.env, r.cfg.N, r.cfg.Resync)
 	r.fleet = f
+	if err == nil {
+		switch r.scenario {
+		case ScenarioTenants:
+			err = r.createTenants(ctx)
+		case ScenarioMemory:
+			err = r.createMemoryFleet(ctx)
+		}
+	}
 	r.res.SetupSeconds = time.Since(start).Seconds()
 	return err
 }
