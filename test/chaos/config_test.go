@@ -22,7 +22,7 @@ func TestConfigFromEnv(t *testing.T) {
 			g.Expect(c.N).To(Equal(200))
 			g.Expect(c.Kills).To(Equal(20))
 			g.Expect(c.Restarts).To(Equal(2))
-			g.Expect(c.Scenarios).To(Equal([]string{ScenarioKill, ScenarioRestart, ScenarioRace, ScenarioFailover, ScenarioLossy}))
+			g.Expect(c.Scenarios).To(Equal([]string{ScenarioKill, ScenarioRestart, ScenarioRace, ScenarioFailover, ScenarioLossy, ScenarioTenants, ScenarioMemory}))
 			g.Expect(c.Lease).To(Equal(15 * time.Second))
 			g.Expect(c.FaultRate).To(Equal(0.05))
 			g.Expect(c.KillMin).To(Equal(time.Second))
