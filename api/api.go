@@ -115,6 +115,14 @@ const (
 	// namespace; nothing is written. The message is the API server's
 	// refusal, naming the identity.
 	AccessDeniedReason = "AccessDenied"
+	// OwnershipConflictReason: the release's manifest names a template or
+	// consumer whose live object another Helm release owns (its
+	// meta.helm.sh/release-name and -namespace annotations name that
+	// release), as a forged or stale release would; Helm itself refuses to
+	// take such an object over. Nothing is written to it; the other
+	// templates are corrected as usual. The message names the objects and
+	// their owners.
+	OwnershipConflictReason = "OwnershipConflict"
 )
 
 // Event reasons, on the HelmRelease.
@@ -131,6 +139,10 @@ const (
 	// TemplateCorrectionBlockedEvent (Warning): a correction cannot stick
 	// and nothing was written (CorrectionBlockedReason).
 	TemplateCorrectionBlockedEvent = "TemplateCorrectionBlocked"
+	// TemplateOwnershipConflictEvent (Warning): the manifest names objects
+	// of another Helm release, and nothing was written to them
+	// (OwnershipConflictReason).
+	TemplateOwnershipConflictEvent = "TemplateOwnershipConflict"
 	// TemplatePrunedEvent (Normal): unused replacements the add-on created
 	// for the release were deleted.
 	TemplatePrunedEvent = "TemplatePruned"

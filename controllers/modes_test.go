@@ -91,8 +91,14 @@ func TestNoWrites(t *testing.T) {
 				o.SetAnnotations(merge(o.GetAnnotations(), map[string]string{api.ClusterPausedAnnotation: ""}))
 			}
 		}, reason: api.ClusterPausedReason},
-		{name: "not owned", liveMutate: func(o *unstructured.Unstructured) {
+		{name: "owned by another release", liveMutate: func(o *unstructured.Unstructured) {
 			o.SetAnnotations(merge(o.GetAnnotations(), map[string]string{api.HelmReleaseNameAnnotation: "other"}))
+		}, reason: api.OwnershipConflictReason, message: "Metal3MachineTemplate/mgmt-md0: owned by release "},
+		{name: "without Helm's ownership annotations", liveMutate: func(o *unstructured.Unstructured) {
+			ann := o.GetAnnotations()
+			delete(ann, api.HelmReleaseNameAnnotation)
+			delete(ann, api.HelmReleaseNamespaceAnnotation)
+			o.SetAnnotations(ann)
 		}, reason: api.NoDriftDetectedReason, message: "Metal3MachineTemplate/mgmt-md0 (not owned by release"},
 		{name: "topology owned", liveMutate: func(o *unstructured.Unstructured) {
 			o.SetLabels(merge(o.GetLabels(), map[string]string{api.TopologyOwnedLabel: ""}))

@@ -90,3 +90,36 @@ func (w *world) grant(sa string, rules ...rbacv1.PolicyRule) {
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: w.ns}}})).To(Succeed())
 }
+
+// TestObjectsOfAnotherRelease: a release whose manifest names a template
+// and a consumer that another Helm release owns (their meta.helm.sh
+// annotations name it, as a forged or stale release would) corrects its
+// own templates, writes nothing to the other release's objects, and says
+// so: False/OwnershipConflict naming both, with a Warning event. It used to
+// report NoDriftDetected and list the template as skipped.
+func TestObjectsOfAnotherRelease(t *testing.T) {
+	ofVictim := func(o *unstructured.Unstructured) {
+		if o.GetName() == "mgmt-md0" && (o.GetKind() == "Metal3MachineTemplate" || o.GetKind() == "MachineDeployment") {
+			o.SetAnnotations(merge(o.GetAnnotations(), map[string]string{api.HelmReleaseNameAnnotation: "victim"}))
+		}
+	}
+	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa", liveMutate: ofVictim})
+	g := w.g
+	before := w.versions()
+	g.Expect(w.reconcile()).To(BeNumerically(">", 0), "the release's own drifted template is corrected")
+	after := w.versions()
+	for _, k := range []string{"Metal3MachineTemplate/mgmt-md0", "MachineDeployment/mgmt-md0"} {
+		g.Expect(after[k]).To(Equal(before[k]), "%s of the other release is never written", k)
+	}
+	g.Expect(after["Metal3MachineTemplate/mgmt-cp"]).NotTo(Equal(before["Metal3MachineTemplate/mgmt-cp"]), "the release's own template is corrected")
+	cond := w.condition()
+	g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(cond.Reason).To(Equal(api.OwnershipConflictReason))
+	g.Expect(cond.Message).To(ContainSubstring("Metal3MachineTemplate/mgmt-md0: owned by release " + w.ns + "/victim"))
+	g.Expect(cond.Message).To(ContainSubstring("MachineDeployment/mgmt-md0: owned by release " + w.ns + "/victim"))
+	g.Expect(w.events()).To(ContainElement(HavePrefix("Warning " + api.TemplateOwnershipConflictEvent)))
+
+	// The next pass writes nothing and says the same.
+	expectUntouched(w)
+	g.Expect(w.condition().Reason).To(Equal(api.OwnershipConflictReason))
+}

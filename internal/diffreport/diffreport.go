@@ -51,6 +51,9 @@ type DiffTemplate struct {
 	Failed        string `json:"failed,omitempty"`
 	// Blocked explains a correction that cannot stick (CorrectionBlocked).
 	Blocked string `json:"blocked,omitempty"`
+	// Conflict names the other Helm release that owns the live template
+	// (state Conflict, OwnershipConflict): it is never written.
+	Conflict string `json:"conflict,omitempty"`
 	// HeldBy names the consumers outside the release that keep the
 	// drifted original of a rotation in use.
 	HeldBy  []string     `json:"heldBy,omitempty"`
@@ -58,10 +61,13 @@ type DiffTemplate struct {
 }
 
 // DiffConsumer is a consumer whose references a correction rewrites.
+// A consumer another Helm release owns is listed with Conflict and no
+// changes: it is never written.
 type DiffConsumer struct {
-	Kind    string       `json:"kind"`
-	Name    string       `json:"name"`
-	Changes []DiffChange `json:"changes"`
+	Kind     string       `json:"kind"`
+	Name     string       `json:"name"`
+	Changes  []DiffChange `json:"changes"`
+	Conflict string       `json:"conflict,omitempty"`
 }
 
 // DiffChange is one drifted field.
@@ -92,6 +98,9 @@ func NewDiffReport(hr string, res *pipeline.Result) DiffReport {
 			dt.Failed = t.Message
 		case plan.OutcomeBlocked:
 			dt.Blocked = t.Message
+		case plan.OutcomeConflict:
+			dt.Conflict = t.Message
+			d.InSync = false
 		}
 		for _, h := range t.HeldBy {
 			dt.HeldBy = append(dt.HeldBy, h.Kind+" "+h.Namespace+"/"+h.Name)
@@ -112,6 +121,10 @@ func NewDiffReport(hr string, res *pipeline.Result) DiffReport {
 			dc.Changes = append(dc.Changes, DiffChange{Path: ch.Path, Op: string(ch.Op), Before: ch.Before, After: ch.After})
 		}
 		d.Consumers = append(d.Consumers, dc)
+	}
+	for _, c := range res.Conflicts {
+		d.InSync = false
+		d.Consumers = append(d.Consumers, DiffConsumer{Kind: c.ID.Kind, Name: c.ID.Name, Changes: []DiffChange{}, Conflict: "owned by release " + c.Owner})
 	}
 	for _, o := range res.Prune {
 		d.Prune = append(d.Prune, o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName())
@@ -158,6 +171,8 @@ func (d DiffReport) WriteText(w io.Writer) error {
 		switch {
 		case t.Skipped != "":
 			fmt.Fprintf(&b, "  %s/%s: skipped (%s)\n", t.Kind, t.Name, t.Skipped)
+		case t.Conflict != "":
+			fmt.Fprintf(&b, "  %s/%s: not this release's, left untouched (%s)\n", t.Kind, t.Name, t.Conflict)
 		case !differs(t) && len(t.HeldBy) == 0 && t.Replacement != "":
 			fmt.Fprintf(&b, "  %s/%s: in sync through its replacement %s (rotated earlier)\n", t.Kind, t.Name, t.Replacement)
 		case !differs(t) && len(t.HeldBy) == 0:
@@ -171,6 +186,9 @@ func (d DiffReport) WriteText(w io.Writer) error {
 		}
 	}
 	for _, c := range d.Consumers {
+		if c.Conflict != "" {
+			fmt.Fprintf(&b, "  %s/%s: not this release's, left untouched (%s)\n", c.Kind, c.Name, c.Conflict)
+		}
 		for _, ch := range c.Changes {
 			fmt.Fprintf(&b, "  %s/%s: would repoint %s: %s → %s\n", c.Kind, c.Name, ch.Path, value(ch.Before, 200), value(ch.After, 200))
 		}

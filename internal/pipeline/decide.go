@@ -40,6 +40,10 @@ func (p *pass) decide(ctx context.Context) error {
 		if live == nil {
 			continue
 		}
+		if owner, ok := plan.OwnedByAnother(live, p.rel.Name, p.rel.Namespace); ok {
+			p.res.Conflicts = append(p.res.Conflicts, plan.Conflict{ID: manifest.IDOf(m), Owner: owner})
+			continue
+		}
 		cp, err := plan.DecideConsumer(live, targets, use.replaces)
 		if err != nil {
 			return err
@@ -65,10 +69,11 @@ func (p *pass) decideTemplate(ctx context.Context, m *unstructured.Unstructured,
 		return plan.TemplatePlan{}, err
 	}
 	live := p.live[manifest.IDOf(m)]
-	in := plan.TemplateInput{Desired: desired, Live: live, Skip: plan.SkipReason(m, live, p.rel.Name, p.rel.Namespace),
+	skip, conflict := plan.Ownership(m, live, p.rel.Name, p.rel.Namespace)
+	in := plan.TemplateInput{Desired: desired, Live: live, Skip: skip, Conflict: conflict,
 		Requested: p.res.Options.Strategy, Helm: p.helm, Release: p.rel.Ref(),
 		Users: p.use.users[manifest.IDOf(m)], Foreign: p.use.users.Foreign(manifest.IDOf(m))}
-	if in.Skip == "" && live != nil {
+	if in.Skip == "" && in.Conflict == "" && live != nil {
 		in.Changes = changesOf(desired, live, p.previous[manifest.IDOf(m)], p.ignorer.PathsFor(m))
 	}
 	if len(in.Changes) == 0 || live.GetDeletionTimestamp() != nil {

@@ -62,7 +62,10 @@ func (p *pass) gatherUse(ctx context.Context) (usage, error) {
 		}
 	}
 	for _, c := range p.objs.Consumers {
-		own[manifest.IDOf(c)] = true
+		// A consumer another Helm release owns is a user outside this one.
+		if live := p.live[manifest.IDOf(c)]; live == nil || !isOthers(live, p.rel.Name, p.rel.Namespace) {
+			own[manifest.IDOf(c)] = true
+		}
 		if _, ok := released[c.GroupVersionKind().GroupKind()]; !ok {
 			released[c.GroupVersionKind().GroupKind()] = c.GroupVersionKind()
 		}
@@ -113,4 +116,10 @@ func (p *pass) gatherUse(ctx context.Context) (usage, error) {
 	}
 	u.users = plan.IndexUsers(all, own)
 	return u, nil
+}
+
+// isOthers reports whether another Helm release owns live.
+func isOthers(live *unstructured.Unstructured, name, namespace string) bool {
+	_, ok := plan.OwnedByAnother(live, name, namespace)
+	return ok
 }

@@ -40,8 +40,9 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 	}
 	c := Conclusion{}
 	failed, blocked, corrected := false, false, false
+	conflict := len(d.Conflicts) > 0
 	for _, t := range d.Templates {
-		if t.Outcome != OutcomeSkipped {
+		if t.Outcome != OutcomeSkipped && t.Outcome != OutcomeConflict {
 			c.Checked++
 		}
 		switch t.Outcome {
@@ -69,6 +70,8 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 			}
 		case OutcomeCorrected:
 			corrected = true
+		case OutcomeConflict:
+			conflict = true
 		}
 		switch {
 		case t.Restored && d.Act:
@@ -86,6 +89,8 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 		c.Status, c.Reason = metav1.ConditionFalse, api.CorrectionFailedReason
 	case blocked && d.Act:
 		c.Status, c.Reason = metav1.ConditionFalse, api.CorrectionBlockedReason
+	case conflict:
+		c.Status, c.Reason = metav1.ConditionFalse, api.OwnershipConflictReason
 	case c.Drifted > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, api.DriftDetectedReason
 	case corrected:

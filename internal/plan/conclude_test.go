@@ -37,6 +37,7 @@ func TestConclude(t *testing.T) {
 		act       bool                // Decisions.Act: the pass may write
 		verdict   *plan.Verdict       // Decisions.Verdict
 		templates []plan.TemplatePlan // Decisions.Templates
+		conflicts []plan.Conflict     // Decisions.Conflicts: consumers of another release
 		actErr    error               // the error that stopped the writes
 		writes    int                 // the writes made
 		want      plan.Conclusion     // the whole conclusion
@@ -217,11 +218,32 @@ func TestConclude(t *testing.T) {
 		templates: []plan.TemplatePlan{drifted},
 		writes:    0,
 		want:      plan.Conclusion{Status: metav1.ConditionTrue, Reason: api.DriftCorrectedReason, Checked: 1},
+	}, {
+		name:      "a template of another release: False/OwnershipConflict, not checked, not drifted",
+		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeInSync, ""), outcome("b", plan.OutcomeConflict, "")},
+		want:      plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.OwnershipConflictReason, Checked: 1},
+	}, {
+		name:      "a consumer of another release: False/OwnershipConflict",
+		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeInSync, "")},
+		conflicts: []plan.Conflict{{Owner: "fleet/other"}},
+		want:      plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.OwnershipConflictReason, Checked: 1},
+	}, {
+		name:      "a conflict next to a correction made: the conflict is the reason, the correction is counted",
+		act:       true,
+		templates: []plan.TemplatePlan{drifted, outcome("b", plan.OutcomeConflict, "")},
+		writes:    1,
+		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.OwnershipConflictReason, Checked: 1,
+			Corrections: []plan.Strategy{plan.StrategyInPlace}},
+	}, {
+		name:      "a blocked correction outranks a conflict",
+		act:       true,
+		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeBlocked, plan.StrategyRecreate), outcome("b", plan.OutcomeConflict, "")},
+		want:      plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.CorrectionBlockedReason, Checked: 1, Drifted: 1},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			d := plan.Decisions{Options: plan.Options{Mode: plan.ModeWarn}, Act: tc.act, Verdict: tc.verdict, Templates: tc.templates}
+			d := plan.Decisions{Options: plan.Options{Mode: plan.ModeWarn}, Act: tc.act, Verdict: tc.verdict, Templates: tc.templates, Conflicts: tc.conflicts}
 			if tc.act {
 				d.Options.Mode = plan.ModeEnabled
 			}

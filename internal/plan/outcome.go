@@ -25,6 +25,11 @@ const (
 	// OutcomeSkipped means the template is not the add-on's to touch; Message
 	// says why.
 	OutcomeSkipped Outcome = "Skipped"
+	// OutcomeConflict means the live template belongs to another Helm
+	// release (its meta.helm.sh annotations name it; Message names it): the
+	// manifest claims an object that is not the release's, nothing is
+	// written to it, and the release is not reported in sync.
+	OutcomeConflict Outcome = "Conflict"
 	// OutcomeDrifted means the live template differs from the manifest, and
 	// Strategy corrects it with Writes.
 	OutcomeDrifted Outcome = "Drifted"
@@ -153,4 +158,15 @@ type Decisions struct {
 	// nothing uses any more, to delete (see DecidePrune); empty when clean-up
 	// is disabled.
 	Prune []*unstructured.Unstructured
+	// Conflicts are the consumers of the manifest whose live objects belong
+	// to another Helm release (OwnedByAnother): they are not decided and
+	// never written, and count as users outside the release.
+	Conflicts []Conflict
+}
+
+// Conflict is an object of the manifest that another Helm release owns.
+type Conflict struct {
+	ID manifest.ID
+	// Owner names the release that owns it ("<ns>/<name>").
+	Owner string
 }

@@ -23,7 +23,7 @@ func object(labels, annotations map[string]string) *unstructured.Unstructured {
 	return u
 }
 
-func TestSkipReason(t *testing.T) {
+func TestOwnership(t *testing.T) {
 	owned := map[string]string{api.HelmReleaseNameAnnotation: "cluster-a", api.HelmReleaseNamespaceAnnotation: "fleet"}
 	with := func(m map[string]string, k, v string) map[string]string { return merge(m, map[string]string{k: v}) }
 	const notOwned = "not owned by release fleet/cluster-a"
@@ -36,8 +36,9 @@ func TestSkipReason(t *testing.T) {
 		noLive bool
 		// liveLabels and liveAnnotations are the live object's.
 		liveLabels, liveAnnotations map[string]string
-		// want is the reason, "" for none.
-		want string
+		// want is the reason to skip quietly, conflict the other release's
+		// ownership; "" for none.
+		want, conflict string
 	}{{
 		name:            "owned by the release, no opt-out: not skipped",
 		liveAnnotations: owned,
@@ -101,13 +102,22 @@ func TestSkipReason(t *testing.T) {
 		liveLabels: map[string]string{api.TopologyOwnedLabel: ""},
 		want:       "owned by a ClusterClass topology",
 	}, {
-		name:            "live object of another release",
+		name:            "live object of another release: a conflict, not a quiet skip",
 		liveAnnotations: with(owned, api.HelmReleaseNameAnnotation, "cluster-b"),
-		want:            notOwned,
+		conflict:        "owned by release fleet/cluster-b",
 	}, {
 		name:            "live object of a release of the same name in another namespace",
 		liveAnnotations: with(owned, api.HelmReleaseNamespaceAnnotation, "tenant-b"),
-		want:            notOwned,
+		conflict:        "owned by release tenant-b/cluster-a",
+	}, {
+		name:            "only a release name, of another release",
+		liveAnnotations: map[string]string{api.HelmReleaseNameAnnotation: "cluster-b"},
+		conflict:        "owned by release ?/cluster-b",
+	}, {
+		name:            "the topology wins over another release's ownership",
+		liveLabels:      map[string]string{api.TopologyOwnedLabel: ""},
+		liveAnnotations: with(owned, api.HelmReleaseNameAnnotation, "cluster-b"),
+		want:            "owned by a ClusterClass topology",
 	}, {
 		name: "live object without Helm's ownership annotations",
 		want: notOwned,
@@ -123,7 +133,11 @@ func TestSkipReason(t *testing.T) {
 			if !tc.noLive {
 				live = object(tc.liveLabels, tc.liveAnnotations)
 			}
-			g.Expect(plan.SkipReason(m, live, "cluster-a", "fleet")).To(Equal(tc.want))
+			skip, conflict := plan.Ownership(m, live, "cluster-a", "fleet")
+			g.Expect([]string{skip, conflict}).To(Equal([]string{tc.want, tc.conflict}))
+			// SkipReason, for the gatherer, is either: whatever leaves the
+			// object alone.
+			g.Expect(plan.SkipReason(m, live, "cluster-a", "fleet")).To(Equal(tc.want + tc.conflict))
 		})
 	}
 }

@@ -24,8 +24,10 @@ type TemplateInput struct {
 	// Unconfirmed is the server's refusal of the dry-run that confirms
 	// Changes; they are then the raw diff. "" when confirmed or not asked.
 	Unconfirmed string
-	// Skip is why the template must not be touched, or "".
-	Skip string
+	// Skip is why the template must not be touched, or "". Conflict is
+	// set instead when another Helm release owns the live template
+	// (Ownership).
+	Skip, Conflict string
 	// ReplacementName is RotatedName of Desired.
 	ReplacementName string
 	// Replacement is the live object called ReplacementName, or nil, and
@@ -60,6 +62,9 @@ func DecideTemplate(in TemplateInput) TemplatePlan {
 	switch {
 	case in.Skip != "":
 		p.Outcome, p.Message = OutcomeSkipped, in.Skip
+		return p
+	case in.Conflict != "":
+		p.Outcome, p.Message = OutcomeConflict, in.Conflict
 		return p
 	case in.Live == nil:
 		p.Outcome, p.Strategy, p.Writes = OutcomeMissing, StrategyRecreate, []Write{WriteCreate}

@@ -68,6 +68,9 @@ func Summarize(res *pipeline.Result) Summary {
 	case api.CorrectionBlockedReason:
 		out.set(c, fmt.Sprintf("Correction of release %s blocked: %s", ref, strings.Join(lines, "; "))+notes)
 		out.event(corev1.EventTypeWarning, api.TemplateCorrectionBlockedEvent, out.Condition.Message, false)
+	case api.OwnershipConflictReason:
+		out.set(c, fmt.Sprintf("Release %s names objects another Helm release owns, left untouched: %s", ref, strings.Join(append(conflicts(res), lines...), "; "))+notes)
+		out.event(corev1.EventTypeWarning, api.TemplateOwnershipConflictEvent, out.Condition.Message, false)
 	case api.CorrectionFailedReason:
 		msg := strings.Join(lines, "; ")
 		if res.Err != nil {
@@ -89,7 +92,7 @@ func Summarize(res *pipeline.Result) Summary {
 	// A pass that wrote corrections but still ends not in sync (another
 	// template blocked, or a rotation held) tells them too, with the fields
 	// changed: its condition event is about what is left.
-	if res.Writes > 0 && res.Err == nil && (c.Reason == api.CorrectionBlockedReason || c.Reason == api.DriftDetectedReason) {
+	if res.Writes > 0 && res.Err == nil && (c.Reason == api.CorrectionBlockedReason || c.Reason == api.DriftDetectedReason || c.Reason == api.OwnershipConflictReason) {
 		if made := corrections(res); len(made) > 0 {
 			out.event(corev1.EventTypeNormal, api.TemplateDriftCorrectedEvent,
 				fmt.Sprintf("Corrected release %s: %s", ref, strings.Join(made, "; ")), true)
@@ -178,6 +181,21 @@ func describe(res *pipeline.Result, detail bool) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// conflicts names the templates and consumers of the manifest that another
+// Helm release owns, with that release, templates first.
+func conflicts(res *pipeline.Result) []string {
+	var out []string
+	for _, t := range res.Templates {
+		if t.Outcome == plan.OutcomeConflict {
+			out = append(out, t.ID.Kind+"/"+t.ID.Name+": "+t.Message)
+		}
+	}
+	for _, c := range res.Conflicts {
+		out = append(out, c.ID.Kind+"/"+c.ID.Name+": owned by release "+c.Owner)
+	}
+	return out
 }
 
 // held says that a rotation is in effect for the release's consumers while

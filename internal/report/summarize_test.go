@@ -193,6 +193,19 @@ func TestSummarize(t *testing.T) {
 		// wantDrifted is Conclusion.Drifted.
 		wantDrifted int
 	}{{
+		name: "a template and a consumer of another release, a correction made: False/OwnershipConflict naming both, a Warning, and the correction's event",
+		res: func() *pipeline.Result {
+			written := func(t *plan.TemplatePlan) { inPlace(t); t.Writes = []plan.Write{plan.WritePatch} }
+			r := result(plan.ModeEnabled, 1, tmpl("workers", plan.OutcomeDrifted, written), tmpl("stolen", plan.OutcomeConflict, failed("owned by release fleet/other")))
+			r.Conflicts = []plan.Conflict{{ID: manifest.ID{GroupKind: schema.GroupKind{Group: "cluster.x-k8s.io", Kind: "MachineDeployment"}, Namespace: "fleet", Name: "md0"}, Owner: "fleet/other"}}
+			return r
+		}(),
+		want: metav1.Condition{Status: metav1.ConditionFalse, Reason: api.OwnershipConflictReason},
+		wantMessage: "Release fleet/cluster-a.v3 names objects another Helm release owns, left untouched: Metal3MachineTemplate/stolen: owned by release fleet/other; " +
+			"MachineDeployment/md0: owned by release fleet/other; Metal3MachineTemplate/workers: corrected in place, rolls machines: no",
+		wantEvents: []wantEvent{{typ: corev1.EventTypeWarning, reason: api.TemplateOwnershipConflictEvent},
+			{typ: corev1.EventTypeNormal, reason: api.TemplateDriftCorrectedEvent, always: true, contains: []string{"workers: corrected in place"}}},
+	}, {
 		name:        "no drift: True/NoDriftDetected, no event",
 		res:         result(plan.ModeEnabled, 0, tmpl("workers", plan.OutcomeInSync, nil), tmpl("data", plan.OutcomeInSync, nil)),
 		want:        metav1.Condition{Status: metav1.ConditionTrue, Reason: api.NoDriftDetectedReason},
