@@ -48,8 +48,8 @@ func TestTenantTemplateInAnotherNamespace(t *testing.T) {
 	g.Expect(versionsIn(w, other)).To(Equal(victim), "nothing written in the other namespace")
 }
 
-// versionsIn returns the resourceVersion of every template and consumer in
-// namespace ns.
+// versionsIn returns the add-on's writes (its managedFields entries) to
+// every template and consumer in namespace ns.
 func versionsIn(w *world, ns string) map[string]string {
 	out := map[string]string{}
 	for _, k := range [][2]string{
@@ -64,7 +64,16 @@ func versionsIn(w *world, ns string) map[string]string {
 		list.SetKind(k[1] + "List")
 		w.g.Expect(env.Client.List(w.ctx, list, client.InNamespace(ns))).To(Succeed())
 		for _, o := range list.Items {
-			out[k[1]+"/"+o.GetName()] = o.GetResourceVersion()
+			// The add-on's own field manager entries, not resourceVersion:
+			// the real Cluster API and CAPM3 managers update these objects
+			// (status, owners) on their own.
+			var ours []string
+			for _, f := range o.GetManagedFields() {
+				if f.Manager == api.ControllerName {
+					ours = append(ours, fmt.Sprintf("%s@%s:%s", f.Operation, f.Time, f.FieldsV1))
+				}
+			}
+			out[k[1]+"/"+o.GetName()] = strings.Join(ours, ";")
 		}
 	}
 	w.g.Expect(out).NotTo(BeEmpty())

@@ -67,25 +67,56 @@ func (w Write) target() string {
 	return fmt.Sprintf("%s %s %s/%s", w.Verb, what, r.Namespace, r.Name)
 }
 
+// Request is one completed request of the controller in the audit log:
+// its verb, object and answer, and the account it impersonated ("" when
+// it used its own identity).
+type Request struct {
+	Write
+	ImpersonatedUser string
+}
+
 type auditLine struct {
 	Write
 	Stage string `json:"stage"`
 	User  struct {
 		Username string `json:"username"`
 	} `json:"user"`
+	ImpersonatedUser *struct {
+		Username string `json:"username"`
+	} `json:"impersonatedUser"`
 }
 
 var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollection"}
 
+// IsWrite reports whether the request is a write, dry-run or not.
+func (w Write) IsWrite() bool { return slices.Contains(writeVerbs, w.Verb) }
+
 // ReadWrites reads the audit log at path and returns the completed,
-// non-dry-run writes of user, in order.
+// non-dry-run writes of user, impersonating or not, in order.
 func ReadWrites(path, user string) ([]Write, error) {
+	reqs, err := ReadRequests(path, user)
+	if err != nil {
+		return nil, err
+	}
+	var out []Write
+	for _, r := range reqs {
+		if r.IsWrite() && !isDryRun(r.RequestURI) {
+			out = append(out, r.Write)
+		}
+	}
+	return out, nil
+}
+
+// ReadRequests reads the audit log at path and returns every completed
+// request of user (the authenticated user: impersonated requests too), in
+// order.
+func ReadRequests(path, user string) ([]Request, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to open the audit log: %w", err)
 	}
 	defer f.Close()
-	var out []Write
+	var out []Request
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
 	for line := 1; sc.Scan(); line++ {
@@ -93,10 +124,14 @@ func ReadWrites(path, user string) ([]Write, error) {
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			return nil, fmt.Errorf("failed to parse line %d of the audit log: %w", line, err)
 		}
-		if ev.Stage != "ResponseComplete" || ev.User.Username != user || !slices.Contains(writeVerbs, ev.Verb) || isDryRun(ev.RequestURI) {
+		if ev.Stage != "ResponseComplete" || ev.User.Username != user {
 			continue
 		}
-		out = append(out, ev.Write)
+		r := Request{Write: ev.Write}
+		if ev.ImpersonatedUser != nil {
+			r.ImpersonatedUser = ev.ImpersonatedUser.Username
+		}
+		out = append(out, r)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("failed to read the audit log: %w", err)
@@ -207,6 +242,16 @@ type Scope struct {
 // WithLease returns s with the controller's leader-election Lease in it.
 func (s Scope) WithLease(namespace, name string) Scope {
 	s.lease = namespace + "/" + name
+	return s
+}
+
+// WithStatusOf returns s with the status of the HelmReleases named
+// "namespace/name" in it (the HelmReleases a scenario adds to the fleet,
+// whose objects are not the controller's to write).
+func (s Scope) WithStatusOf(releases ...string) Scope {
+	for _, r := range releases {
+		s.releases[r] = true
+	}
 	return s
 }
 

@@ -75,6 +75,7 @@ func (r *run) check(ctx context.Context) error {
 	if r.scenario == ScenarioFailover {
 		scope = scope.WithLease(runtimeNamespace, leaseName)
 	}
+	scope = scope.WithStatusOf(sortedKeys(r.extras)...)
 	for _, v := range CheckWrites(writes, scope) {
 		r.res.violate(v.Invariant, v.What)
 	}

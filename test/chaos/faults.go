@@ -41,7 +41,7 @@ func (r *run) inject(ctx context.Context) error {
 		return nil
 	}
 	if pending, err := r.pending(ctx); err == nil {
-		r.res.InSyncWhenFaultsStopped = r.cfg.N - total(pending)
+		r.res.InSyncWhenFaultsStopped = r.res.N - total(pending)
 	}
 	return nil
 }

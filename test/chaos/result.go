@@ -37,6 +37,11 @@ type Result struct {
 	Corrections int `json:"corrections,omitempty"`
 	// Takeover is the failover scenario's, as the Lease tells it.
 	Takeover *Takeover `json:"takeover,omitempty"`
+	// Identity and Hostile are the tenants scenario's: the controller's
+	// requests by the identity they used, and each hostile release's
+	// condition.
+	Identity *IdentityCounts `json:"identity,omitempty"`
+	Hostile  []HostileOutcome `json:"hostile,omitempty"`
 	// Proxy counts the lossy scenario's requests at the proxy, and its
 	// faults; FaultFree is its run of the same fleet through the same proxy
 	// without faults.
@@ -114,6 +119,7 @@ func PrintMatrix(w io.Writer, results []Result) {
 			inSync, conv, seconds(r.TotalSeconds), r.Requests, r.Writes, race, takeover(r), againstFaultFree(r), r.PeakRSSBytes>>20)
 	}
 	_ = tw.Flush()
+	printTenants(w, results)
 	for _, r := range rows(results) {
 		for _, inv := range r.Checked {
 			vs := r.Violations[inv]

@@ -40,8 +40,11 @@ type run struct {
 	kubeconfig string
 	proxy      *Proxy
 
-	// Valid after createFleet.
-	fleet Fleet
+	// Valid after createFleet: the fleet, and the HelmReleases a scenario
+	// adds to its cfg.N (the tenants scenario's hostile ones), by
+	// namespace/name, with what their condition must say.
+	fleet  Fleet
+	extras map[string]expectation
 
 	// Valid after the first startController: the controller process (a new
 	// one after each kill), and when the first was started.
@@ -122,10 +125,19 @@ func (r *run) startControlPlane(ctx context.Context) error {
 		return err
 	}
 	r.env, r.auditLog = env, auditLog
-	if r.kubeconfig, err = env.AddUser(ControllerUser, []string{"system:masters"}); err != nil {
+	groups := []string{"system:masters"}
+	if r.scenario == ScenarioTenants {
+		// The lockdown's own role, bound below: nothing more.
+		groups = nil
+	}
+	if r.kubeconfig, err = env.AddUser(ControllerUser, groups); err != nil {
 		return err
 	}
 	switch r.scenario {
+	case ScenarioTenants:
+		if err := bindLockdownRole(ctx, env); err != nil {
+			return err
+		}
 	case ScenarioFailover:
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: runtimeNamespace}}
 		if err := env.Client.Create(ctx, ns); err != nil {
@@ -152,6 +164,7 @@ func (r *run) createFleet(ctx context.Context) error {
 			err = r.createMemoryFleet(ctx)
 		}
 	}
+	r.res.N = r.cfg.N + len(r.extras)
 	r.res.SetupSeconds = time.Since(start).Seconds()
 	return err
 }
@@ -176,9 +189,12 @@ func (r *run) startController(_ context.Context) error {
 func (r *run) startReplica(name string) (*testenv.Process, error) {
 	flags := scale.ControllerFlags(scale.Config{Resync: r.cfg.Resync})
 	env := []string{"KUBECONFIG=" + r.kubeconfig}
-	if r.scenario == ScenarioFailover {
+	switch r.scenario {
+	case ScenarioFailover:
 		flags = append(flags, leaderElectionFlags(r.cfg.Lease)...)
 		env = append(env, "RUNTIME_NAMESPACE="+runtimeNamespace)
+	case ScenarioTenants:
+		flags = append(flags, "--default-service-account="+tenantAccount)
 	}
 	return testenv.StartServing(name, r.bin, 2, 1, func(a []string) []string {
 		return append([]string{"--metrics-addr=" + a[0], "--health-addr=" + a[1]}, flags...)
@@ -236,8 +252,8 @@ func (r *run) pending(ctx context.Context) (map[string]int, error) {
 	if err := r.env.Client.List(ctx, &list); err != nil {
 		return nil, err
 	}
-	if len(list.Items) != r.cfg.N {
-		return nil, fmt.Errorf("found %d HelmReleases, want %d", len(list.Items), r.cfg.N)
+	if want := r.cfg.N + len(r.extras); len(list.Items) != want {
+		return nil, fmt.Errorf("found %d HelmReleases, want %d", len(list.Items), want)
 	}
 	return Pending(list.Items, r.accept), nil
 }

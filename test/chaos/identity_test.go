@@ -1,0 +1,77 @@
+package chaos
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+func TestCheckIdentity(t *testing.T) {
+	req := func(verb, resource, ns, name string, code int, as string) Request {
+		r := Request{ImpersonatedUser: as}
+		r.Verb, r.ObjectRef.Resource, r.ObjectRef.Namespace, r.ObjectRef.Name, r.ResponseStatus.Code = verb, resource, ns, name, code
+		r.RequestURI = "/apis/x/" + resource
+		return r
+	}
+	const tenantA, tenantH = "system:serviceaccount:fleet-a:tenant", "system:serviceaccount:hostile:tenant"
+	hostile := map[string]bool{"hostile": true}
+	cases := []struct {
+		name string
+		reqs []Request
+		// want are the counts; violations how many breaches.
+		want       IdentityCounts
+		violations int
+	}{{
+		name: "its own resources and discovery as itself, the watches, the tenants' work as the tenants",
+		reqs: []Request{req("patch", "helmreleases", "fleet-a", "cluster", 200, ""), req("create", "events", "fleet-a", "", 201, ""),
+			req("get", "", "", "", 200, ""), req("watch", "metal3machinetemplates", "", "", 200, ""), req("list", "kubeadmcontrolplanes", "", "", 200, ""),
+			req("get", "secrets", "fleet-a", "sh.helm.release.v1.cluster.v1", 200, tenantA), req("patch", "metal3machinetemplates", "fleet-a", "md", 200, tenantA)},
+		want: IdentityCounts{Own: 3, Watches: 2, Impersonated: 2},
+	}, {
+		name:       "a Secret read as itself",
+		reqs:       []Request{req("get", "secrets", "fleet-a", "kubeconfig", 200, "")},
+		violations: 1,
+	}, {
+		name:       "a Secret list as itself, even one refused",
+		reqs:       []Request{req("list", "secrets", "", "", 403, "")},
+		violations: 1,
+	}, {
+		name:       "a target get or write as itself",
+		reqs:       []Request{req("get", "metal3machinetemplates", "fleet-a", "md", 200, ""), req("patch", "kubeadmcontrolplanes", "fleet-a", "cp", 200, "")},
+		violations: 2,
+	}, {
+		name:       "a tenant refused in another namespace is its own rights at work",
+		reqs:       []Request{req("get", "metal3machinetemplates", "fleet-b", "md", 403, tenantA)},
+		want:       IdentityCounts{Impersonated: 1, Refused: 1},
+		violations: 0,
+	}, {
+		name:       "a tenant let through in another namespace",
+		reqs:       []Request{req("get", "metal3machinetemplates", "fleet-b", "md", 200, tenantA)},
+		want:       IdentityCounts{Impersonated: 1},
+		violations: 1,
+	}, {
+		name: "a hostile tenant's stored write, but not its dry-run",
+		reqs: []Request{req("patch", "metal3machinetemplates", "hostile", "md", 200, tenantH), func() Request {
+			r := req("patch", "metal3machinetemplates", "hostile", "md", 200, tenantH)
+			r.RequestURI += "?dryRun=All"
+			return r
+		}()},
+		want:       IdentityCounts{Impersonated: 2},
+		violations: 1,
+	}, {
+		name:       "impersonating a user that is no service account",
+		reqs:       []Request{req("get", "metal3machinetemplates", "fleet-a", "md", 200, "admin")},
+		want:       IdentityCounts{Impersonated: 1},
+		violations: 1,
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			got := CheckIdentity(tc.reqs, hostile)
+			g.Expect(got.Violations).To(HaveLen(tc.violations), "%v", got.Violations)
+			if tc.violations == 0 || tc.want != (IdentityCounts{}) {
+				g.Expect(got.Counts).To(Equal(tc.want))
+			}
+		})
+	}
+}
