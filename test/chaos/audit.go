@@ -77,7 +77,8 @@ type Request struct {
 
 type auditLine struct {
 	Write
-	Stage string `json:"stage"`
+	AuditID string `json:"auditID"`
+	Stage   string `json:"stage"`
 	User  struct {
 		Username string `json:"username"`
 	} `json:"user"`
@@ -107,9 +108,9 @@ func ReadWrites(path, user string) ([]Write, error) {
 	return out, nil
 }
 
-// ReadRequests reads the audit log at path and returns every completed
-// request of user (the authenticated user: impersonated requests too), in
-// order.
+// ReadRequests reads the audit log at path and returns every request of
+// user (the authenticated user: impersonated requests too) that was
+// answered, watches still open included, once each, in order.
 func ReadRequests(path, user string) ([]Request, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -117,6 +118,7 @@ func ReadRequests(path, user string) ([]Request, error) {
 	}
 	defer f.Close()
 	var out []Request
+	started := map[string]int{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
 	for line := 1; sc.Scan(); line++ {
@@ -124,12 +126,21 @@ func ReadRequests(path, user string) ([]Request, error) {
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			return nil, fmt.Errorf("failed to parse line %d of the audit log: %w", line, err)
 		}
-		if ev.Stage != "ResponseComplete" || ev.User.Username != user {
+		// A watch logs ResponseStarted when it starts and ResponseComplete
+		// only when it ends: one still open is known by the first.
+		if (ev.Stage != "ResponseComplete" && ev.Stage != "ResponseStarted") || ev.User.Username != user {
 			continue
 		}
 		r := Request{Write: ev.Write}
 		if ev.ImpersonatedUser != nil {
 			r.ImpersonatedUser = ev.ImpersonatedUser.Username
+		}
+		if i, ok := started[ev.AuditID]; ok && ev.AuditID != "" {
+			out[i] = r
+			continue
+		}
+		if ev.Stage == "ResponseStarted" {
+			started[ev.AuditID] = len(out)
 		}
 		out = append(out, r)
 	}

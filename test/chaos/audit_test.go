@@ -155,3 +155,29 @@ func TestReadWritesAndCheck(t *testing.T) {
 	_, err = ReadWrites(filepath.Join(t.TempDir(), "none"), ControllerUser)
 	g.Expect(err).To(HaveOccurred())
 }
+
+// TestReadRequests: every request of the controller, as itself or
+// impersonating, once each; a watch still open (only ResponseStarted) is
+// there, and one that ended is there once.
+func TestReadRequests(t *testing.T) {
+	g := NewWithT(t)
+	me := `"user":{"username":"` + ControllerUser + `"}`
+	lines := []string{
+		`{"auditID":"1","stage":"ResponseStarted","verb":"watch",` + me + `,"objectRef":{"resource":"secrets"},"responseStatus":{"code":200}}`,
+		`{"auditID":"2","stage":"ResponseStarted","verb":"watch",` + me + `,"objectRef":{"resource":"kubeadmcontrolplanes"},"responseStatus":{"code":200}}`,
+		`{"auditID":"3","stage":"ResponseComplete","verb":"get",` + me + `,"impersonatedUser":{"username":"system:serviceaccount:ns:tenant"},"objectRef":{"resource":"secrets","namespace":"ns","name":"s"},"responseStatus":{"code":200}}`,
+		`{"auditID":"2","stage":"ResponseComplete","verb":"watch",` + me + `,"objectRef":{"resource":"kubeadmcontrolplanes"},"responseStatus":{"code":200}}`,
+		`{"auditID":"4","stage":"ResponseComplete","verb":"get","user":{"username":"admin"},"objectRef":{"resource":"secrets"},"responseStatus":{"code":200}}`,
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	g.Expect(os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600)).To(Succeed())
+	reqs, err := ReadRequests(path, ControllerUser)
+	g.Expect(err).NotTo(HaveOccurred())
+	var got []string
+	for _, r := range reqs {
+		got = append(got, r.Verb+" "+r.ObjectRef.Resource+" as "+r.ImpersonatedUser)
+	}
+	g.Expect(got).To(Equal([]string{"watch secrets as ", "watch kubeadmcontrolplanes as ", "get secrets as system:serviceaccount:ns:tenant"}))
+	// The open Secret watch as itself is what the identity check catches.
+	g.Expect(CheckIdentity(reqs, nil).Violations).To(HaveLen(1))
+}
