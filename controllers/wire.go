@@ -66,7 +66,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	}
 	releases := release.NewReaderWithMemo(cfg.MaxManifestBytes, memoBytes)
 	targets := &apply.Targets{Local: apply.LogWarningsOnce(rest.CopyConfig(mgr.GetConfig())), Reader: mgr.GetAPIReader(),
-		Scheme: mgr.GetScheme(), DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts,
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts,
 		// A client that goes takes the releases read through it along.
 		Evicted: releases.Forget}
 	if cached != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -144,4 +145,29 @@ func tenantKubeConfig() (*corev1.Secret, *helmv2.HelmRelease) {
 	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "cluster"},
 		Spec: helmv2.HelmReleaseSpec{KubeConfig: &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "kubeconfig"}}}}
 	return secret, hr
+}
+
+// TestLocalTargetsShareTheMapper: every client of the local cluster uses
+// the controller's REST mapper, whatever account it impersonates, so a
+// tenant's first pass runs no discovery of its own; a remote cluster's
+// client has its own.
+func TestLocalTargetsShareTheMapper(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	secret, remote := tenantKubeConfig()
+	c := fake.NewClientBuilder().WithObjects(secret).Build()
+	mapper := apimeta.NewDefaultRESTMapper(nil)
+	targets := &Targets{Local: &rest.Config{Host: "https://127.0.0.1:1"}, Reader: c, Mapper: mapper, DefaultServiceAccount: "tenant"}
+	for _, sa := range []string{"", "deployer"} {
+		hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-" + sa, Name: "cluster"}, Spec: helmv2.HelmReleaseSpec{ServiceAccountName: sa}}
+		tg, err := targets.For(ctx, hr)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(tg.Key).To(HavePrefix("local|system:serviceaccount:"))
+		g.Expect(tg.Client.RESTMapper()).To(BeIdenticalTo(apimeta.RESTMapper(mapper)))
+	}
+	targets.DefaultServiceAccount = ""
+	tg, err := targets.For(ctx, remote)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tg.Remote).To(BeTrue())
+	g.Expect(tg.Client.RESTMapper()).NotTo(BeIdenticalTo(apimeta.RESTMapper(mapper)))
 }

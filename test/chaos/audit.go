@@ -79,7 +79,7 @@ type auditLine struct {
 	Write
 	AuditID string `json:"auditID"`
 	Stage   string `json:"stage"`
-	User  struct {
+	User    struct {
 		Username string `json:"username"`
 	} `json:"user"`
 	ImpersonatedUser *struct {

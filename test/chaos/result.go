@@ -40,7 +40,7 @@ type Result struct {
 	// Identity and Hostile are the tenants scenario's: the controller's
 	// requests by the identity they used, and each hostile release's
 	// condition.
-	Identity *IdentityCounts `json:"identity,omitempty"`
+	Identity *IdentityCounts  `json:"identity,omitempty"`
 	Hostile  []HostileOutcome `json:"hostile,omitempty"`
 	// Proxy counts the lossy scenario's requests at the proxy, and its
 	// faults; FaultFree is its run of the same fleet through the same proxy
