@@ -89,7 +89,7 @@ func (r *run) check(ctx context.Context) error {
 		r.res.Proxy = &c
 	}
 	switch r.scenario {
-	case ScenarioRace:
+	case ScenarioRace, ScenarioKill:
 		return r.checkRace(ctx, writes)
 	case ScenarioTenants:
 		return r.checkTenants(ctx)
@@ -114,8 +114,10 @@ func (r *run) check(ctx context.Context) error {
 	return nil
 }
 
-// checkRace checks the race scenario's own invariants: no loop (from the
-// audit log) and no lost update (from the live objects and conditions).
+// checkRace checks the invariants of the scenarios where another writer
+// changes objects (race, and kill, which drifts objects afresh before each
+// kill): no loop (from the audit log) and no lost update (from the live
+// objects and conditions).
 func (r *run) checkRace(ctx context.Context, writes []Write) error {
 	r.res.Checked = append(r.res.Checked, InvNoLoop, InvNoLostUpdate)
 	keys := map[string]bool{}

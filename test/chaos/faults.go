@@ -52,11 +52,23 @@ func (r *run) between(lo, hi time.Duration) time.Duration {
 }
 
 // kill lets the controller run for a random time, SIGKILLs it and starts
-// it again, cfg.Kills times; the last one started runs on.
+// it again, cfg.Kills times; the last one started runs on. Up to killLead
+// before each kill it drifts some objects afresh (driftAfresh), so that
+// the kills land in corrections in flight, not only on a fleet at rest.
 func (r *run) kill(ctx context.Context) error {
-	r.res.Fault = fmt.Sprintf("%d SIGKILLs, each after %s-%s", r.cfg.Kills, r.cfg.KillMin, r.cfg.KillMax)
+	r.res.Fault = fmt.Sprintf("%d SIGKILLs, each after %s-%s, %d objects drifted afresh up to %s before each",
+		r.cfg.Kills, r.cfg.KillMin, r.cfg.KillMax, killDrifts(r.cfg.N), killLead)
+	r.raced = map[string]int{}
 	for i := range r.cfg.Kills {
-		if err := scale.Sleep(ctx, r.between(r.cfg.KillMin, r.cfg.KillMax)); err != nil {
+		wait := r.between(r.cfg.KillMin, r.cfg.KillMax)
+		lead := min(wait, r.between(0, killLead))
+		if err := scale.Sleep(ctx, wait-lead); err != nil {
+			return err
+		}
+		if err := r.driftAfresh(ctx, i); err != nil {
+			return err
+		}
+		if err := scale.Sleep(ctx, lead); err != nil {
 			return err
 		}
 		r.samplePeak()

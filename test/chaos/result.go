@@ -30,9 +30,9 @@ type Result struct {
 	Writes   int `json:"writes"`
 	// PeakRSSBytes is the largest peak RSS of the controller's processes.
 	PeakRSSBytes int64 `json:"peakRssBytes"`
-	// OtherWrites and Corrections are the race scenario's: the other
-	// writer's stored writes, and the controller's stored writes to the
-	// same objects.
+	// OtherWrites and Corrections are the race and kill scenarios': the
+	// other writer's stored writes (kill's fresh drifts before each kill),
+	// and the controller's stored writes to the same objects.
 	OtherWrites int `json:"otherWrites,omitempty"`
 	Corrections int `json:"corrections,omitempty"`
 	// Takeover is the failover scenario's, as the Lease tells it.
@@ -104,7 +104,7 @@ func PrintMatrix(w io.Writer, results []Result) {
 		"other writer / corrections\ttakeover / lease\trequests / fault-free\tpeak RSS")
 	for _, r := range rows(results) {
 		race := "-"
-		if r.Scenario == ScenarioRace {
+		if r.Scenario == ScenarioRace || r.Scenario == ScenarioKill {
 			race = fmt.Sprintf("%d / %d", r.OtherWrites, r.Corrections)
 		}
 		conv := "-"

@@ -10,7 +10,7 @@ import (
 func TestPrintMatrix(t *testing.T) {
 	g := NewWithT(t)
 	ok := Result{Scenario: ScenarioKill, N: 3, Fault: "2 SIGKILLs", InSyncWhenFaultsStopped: 1, ConvergeSeconds: 3.25, TotalSeconds: 31,
-		Requests: 100, Writes: 9, PeakRSSBytes: 50 << 20, Checked: Invariants, Violations: map[string][]string{}}
+		Requests: 100, Writes: 9, OtherWrites: 5, Corrections: 6, PeakRSSBytes: 50 << 20, Checked: Invariants, Violations: map[string][]string{}}
 	bad := Result{Scenario: ScenarioRace, N: 3, Fault: "20s of set-backs", OtherWrites: 4, Corrections: 7, Checked: append(Invariants, InvNoLoop),
 		Violations: map[string][]string{InvConverged: {"not converged"}, InvNoLoop: {"a", "b"}}}
 	failover := Result{Scenario: ScenarioFailover, N: 3, Fault: "SIGKILL", InSyncWhenFaultsStopped: 2, ConvergeSeconds: 12, TotalSeconds: 40,
@@ -26,7 +26,7 @@ func TestPrintMatrix(t *testing.T) {
 	PrintMatrix(&b, []Result{ok, bad, failover, lossy})
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 	g.Expect(lines).To(HaveLen(10))
-	g.Expect(strings.Fields(lines[1])).To(Equal([]string{"kill", "3", "2", "SIGKILLs", "5/5", "1/3", "3.2s", "31s", "100", "9", "-", "-", "-", "50", "MiB"}))
+	g.Expect(strings.Fields(lines[1])).To(Equal([]string{"kill", "3", "2", "SIGKILLs", "5/5", "1/3", "3.2s", "31s", "100", "9", "5", "/", "6", "-", "-", "50", "MiB"}))
 	g.Expect(lines[2]).To(ContainSubstring("4/6 (failed: converged, no-loop)"))
 	g.Expect(lines[2]).To(ContainSubstring("4 / 7"))
 	g.Expect(strings.Fields(lines[3])).To(Equal([]string{"failover", "3", "SIGKILL", "7/7", "2/3", "12s", "40s", "0", "0", "-", "13s", "/", "15s", "-", "0", "MiB"}))
