@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -262,10 +262,10 @@ func recordRelease(ctx context.Context, c client.Client, ns string, rel *helmv1.
 	hr.Status.History = append(helmv2.Snapshots{{
 		APIVersion: helmv2.CurrentSnapshotAPIVersion,
 		Name:       rel.Name, Namespace: rel.Namespace, Version: rel.Version, Status: string(rel.Info.Status),
-		Digest:       release.SnapshotDigest(rel),
-		ChartName:    rel.Chart.Metadata.Name,
-		ChartVersion: rel.Chart.Metadata.Version,
-		ConfigDigest: "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+		Digest:        release.SnapshotDigest(rel),
+		ChartName:     rel.Chart.Metadata.Name,
+		ChartVersion:  rel.Chart.Metadata.Version,
+		ConfigDigest:  "sha256:0000000000000000000000000000000000000000000000000000000000000000",
 		FirstDeployed: metav1.NewTime(rel.Info.FirstDeployed),
 		LastDeployed:  metav1.NewTime(rel.Info.LastDeployed),
 	}}, hr.Status.History...)
