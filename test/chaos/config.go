@@ -96,6 +96,11 @@ type Config struct {
 	// (CHAOS_REWRITE_EVERY, 25ms), a pace the API server on two shared
 	// cores takes besides the controller.
 	RewriteEvery time.Duration
+	// RewriteCerts has each rewrite carry a new client certificate
+	// (CHAOS_REWRITE_CERTS, on; 0 keeps the first one): new TLS
+	// credentials make client-go build a new transport, and so a new
+	// connection, for each client.
+	RewriteCerts bool
 	// Large is how many releases of the memory scenario store values and a
 	// hook of several hundred KiB (CHAOS_LARGE, 20).
 	Large int
@@ -107,7 +112,7 @@ func ConfigFromEnv(getenv func(string) string, now time.Time) (Config, error) {
 	c := Config{N: 200, Kills: 20, KillMin: time.Second, KillMax: 10 * time.Second, Restarts: 2, RaceFor: 20 * time.Second,
 		Lease: 15 * time.Second, FaultRate: 0.05, Scenarios: AllScenarios, Resync: 30 * time.Second, Settle: 5 * time.Second, ConvergeTimeout: 10 * time.Minute,
 		Seed: now.UnixNano(), ControllerBin: getenv("CHAOS_CONTROLLER_BIN"), KeepAudit: getenv("CHAOS_KEEP_AUDIT") == "1",
-		Rewriters: 4, Rewrites: 1000, RewriteEvery: 25 * time.Millisecond, Large: 20}
+		Rewriters: 4, Rewrites: 1000, RewriteEvery: 25 * time.Millisecond, RewriteCerts: getenv("CHAOS_REWRITE_CERTS") != "0", Large: 20}
 	if v := strings.Fields(getenv("CHAOS_SCENARIOS")); len(v) > 0 {
 		for _, s := range v {
 			if !slices.Contains(AllScenarios, s) {

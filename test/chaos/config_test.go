@@ -30,9 +30,11 @@ func TestConfigFromEnv(t *testing.T) {
 			g.Expect(c.Seed).To(Equal(int64(42)))
 			g.Expect([]int{c.Rewriters, c.Rewrites, c.Large}).To(Equal([]int{4, 1000, 20}))
 			g.Expect(c.RewriteEvery).To(Equal(25 * time.Millisecond))
+			g.Expect(c.RewriteCerts).To(BeTrue())
 		}},
-		{name: "the memory scenario's hostile input", env: map[string]string{"CHAOS_REWRITERS": "2", "CHAOS_REWRITES": "50", "CHAOS_LARGE": "0", "CHAOS_REWRITE_EVERY": "100ms"},
+		{name: "the memory scenario's hostile input", env: map[string]string{"CHAOS_REWRITERS": "2", "CHAOS_REWRITES": "50", "CHAOS_LARGE": "0", "CHAOS_REWRITE_EVERY": "100ms", "CHAOS_REWRITE_CERTS": "0"},
 			check: func(g Gomega, c Config) {
+				g.Expect(c.RewriteCerts).To(BeFalse())
 				g.Expect([]int{c.Rewriters, c.Rewrites, c.Large}).To(Equal([]int{2, 50, 0}))
 				g.Expect(c.RewriteEvery).To(Equal(100 * time.Millisecond))
 			}},

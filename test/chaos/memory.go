@@ -286,8 +286,12 @@ func recordRelease(ctx context.Context, c client.Client, ns string, rel *helmv1.
 // large release is upgraded once more (revision 3, new random data), so
 // that the controller reads it.
 func (r *run) memory(ctx context.Context) error {
-	r.res.Fault = fmt.Sprintf("%d tenants rewrite their kubeconfig Secret %d times each (new client cert each time, every %s or slower); %d releases with %d KiB of random values and hook, each upgraded once",
-		r.cfg.Rewriters, r.cfg.Rewrites, r.cfg.RewriteEvery, r.cfg.Large, largeRaw>>10)
+	certs := "new client cert each time"
+	if !r.cfg.RewriteCerts {
+		certs = "same client cert"
+	}
+	r.res.Fault = fmt.Sprintf("%d tenants rewrite their kubeconfig Secret %d times each (%s, every %s or slower); %d releases with %d KiB of random values and hook, each upgraded once",
+		r.cfg.Rewriters, r.cfg.Rewrites, certs, r.cfg.RewriteEvery, r.cfg.Large, largeRaw>>10)
 	start := time.Now()
 	if err := r.waitConverged(ctx); err != nil {
 		r.logf("%s: the fleet did not converge before the fault (%v): the figures before are of a fleet converging", r.scenario, err)
@@ -335,13 +339,32 @@ type memoryFault struct {
 	// same file, the user's kubeconfig.
 	mu                 sync.Mutex
 	rewrites, upgrades atomic.Int64
+	// base is the controller's kubeconfig, read once, that rewrites
+	// without new certificates rename.
+	once    sync.Once
+	base    []byte
+	baseErr error
+}
+
+// renamed returns the controller's kubeconfig, with the certificate it
+// started with, named name.
+func (f *memoryFault) renamed(name string) ([]byte, error) {
+	f.once.Do(func() { f.base, f.baseErr = os.ReadFile(f.r.kubeconfig) })
+	if f.baseErr != nil {
+		return nil, fmt.Errorf("failed to read the controller's kubeconfig: %w", f.baseErr)
+	}
+	return renameKubeconfig(f.base, name)
 }
 
 // kubeconfig returns a distinct kubeconfig named name for the controller's
-// user, with a new client certificate. The certificate is the controller's
-// user's so that the writes made through it are the controller's in the
-// audit log, with their bodies, and checked for preconditions and scope.
+// user, with a new client certificate (unless cfg.RewriteCerts is off).
+// The certificate is the controller's user's so that the writes made
+// through it are the controller's in the audit log, with their bodies, and
+// checked for preconditions and scope.
 func (f *memoryFault) kubeconfig(name string) ([]byte, error) {
+	if !f.r.cfg.RewriteCerts {
+		return f.renamed(name)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	path, err := f.r.env.AddUser(ControllerUser, []string{"system:masters"})
