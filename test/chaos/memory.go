@@ -300,7 +300,7 @@ func (r *run) memory(ctx context.Context) error {
 	}
 	pid := r.controller.PID()
 	m := r.res.Memory
-	m.Before = r.memoryPoint(ctx, pid)
+	m.Before = r.memoryPoint(ctx, pid, "before")
 	m.LimitBytes, _ = chartMemoryLimit() // checkMemory reports the error
 	samplers.Store(r, startSampler(pid, sampleEvery))
 	cs, err := kubernetes.NewForConfig(r.env.Config)
@@ -441,7 +441,7 @@ func (r *run) checkMemory(ctx context.Context) error {
 		m.PeakSampledRSSBytes, m.PeakSockets, m.Samples = sm.peakRSS, sm.peakSockets, sm.samples
 	}
 	r.samplePeak()
-	m.After = r.memoryPoint(ctx, pid)
+	m.After = r.memoryPoint(ctx, pid, "after")
 	clients, err := countRequests(r.auditLog, ControllerUser, pingPath)
 	if err != nil {
 		return err
@@ -458,8 +458,9 @@ func (r *run) checkMemory(ctx context.Context) error {
 		r.res.violate(InvBoundedMemory, fmt.Sprintf("peak RSS %d MiB, not under half the chart's default memory limit (%d MiB)",
 			r.res.PeakRSSBytes>>20, limit>>20))
 	}
-	r.logf("%s: RSS %d → %d MiB, heap in use %d → %d MiB, goroutines %d → %d, sockets %d → %d; peak RSS %d MiB (sampled %d MiB), %d clients built for %d rewrites",
+	r.logf("%s: RSS %d → %d MiB, heap in use %d → %d MiB (live %d → %d MiB), goroutines %d → %d, sockets %d → %d; peak RSS %d MiB (sampled %d MiB), %d clients built for %d rewrites",
 		r.scenario, m.Before.RSSBytes>>20, m.After.RSSBytes>>20, m.Before.HeapInuseBytes>>20, m.After.HeapInuseBytes>>20,
+		m.Before.HeapAllocBytes>>20, m.After.HeapAllocBytes>>20,
 		m.Before.Goroutines, m.After.Goroutines, m.Before.Sockets, m.After.Sockets, r.res.PeakRSSBytes>>20, m.PeakSampledRSSBytes>>20, clients, m.Rewrites)
 	return nil
 }
@@ -572,9 +573,10 @@ func sockets(pid int) int {
 
 // memoryPoint reads the controller's memory now: its RSS, its sockets, and
 // from its metrics endpoint, after a garbage collection that its pprof
-// handler runs, its heap in use and goroutines. What cannot be read stays
-// 0.
-func (r *run) memoryPoint(ctx context.Context, pid int) MemoryPoint {
+// handler runs, its heap and goroutines; the heap profile goes to
+// heap-<name>.pb.gz in the run's folder, to tell what holds the heap (go
+// tool pprof). What cannot be read stays 0.
+func (r *run) memoryPoint(ctx context.Context, pid int, name string) MemoryPoint {
 	var p MemoryPoint
 	if m, err := scale.ReadMemory(pid); err == nil {
 		p.RSSBytes = m.RSS
@@ -586,26 +588,28 @@ func (r *run) memoryPoint(ctx context.Context, pid int) MemoryPoint {
 		r.logf("%s: cannot find the controller's metrics address: %v", r.scenario, err)
 		return p
 	}
-	g, err := scrapeAfterGC(ctx, addr)
+	g, err := scrapeAfterGC(ctx, addr, filepath.Join(r.dir, "heap-"+name+".pb.gz"))
 	if err != nil {
 		r.logf("%s: %v", r.scenario, err)
 		return p
 	}
-	p.HeapInuseBytes, p.Goroutines = int64(g[heapInuse]), int(g[goroutines])
+	p.HeapInuseBytes, p.HeapAllocBytes, p.Goroutines = int64(g[heapInuse]), int64(g[heapAlloc]), int(g[goroutines])
 	return p
 }
 
 // The Go collector's gauges the memory scenario reports.
 const (
 	heapInuse  = "go_memstats_heap_inuse_bytes"
+	heapAlloc  = "go_memstats_heap_alloc_bytes"
 	goroutines = "go_goroutines"
 )
 
 // scrapeAfterGC has the controller at addr run a garbage collection (its
 // heap profile with gc=1, which Flux's pprof handlers serve on the metrics
-// endpoint), so that the heap in use is the live heap and not the garbage
-// of the last passes, then scrapes its metrics for the gauges reported.
-func scrapeAfterGC(ctx context.Context, addr string) (map[string]float64, error) {
+// endpoint), so that the heap is the live heap and not the garbage of the
+// last passes, writes the profile to profile, then scrapes its metrics for
+// the gauges reported.
+func scrapeAfterGC(ctx context.Context, addr, profile string) (map[string]float64, error) {
 	c := &http.Client{Timeout: 10 * time.Second}
 	get := func(path string) (*http.Response, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
@@ -626,13 +630,19 @@ func scrapeAfterGC(ctx context.Context, addr string) (map[string]float64, error)
 	if err != nil {
 		return nil, err
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
+	b, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the controller's heap profile: %w", err)
+	}
+	if err := os.WriteFile(profile, b, 0o644); err != nil {
+		return nil, err
+	}
 	if resp, err = get("/metrics"); err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	return gauges(resp.Body, heapInuse, goroutines)
+	return gauges(resp.Body, heapInuse, heapAlloc, goroutines)
 }
 
 // gauges reads the unlabelled samples of names from a Prometheus text

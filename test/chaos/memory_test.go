@@ -147,6 +147,7 @@ func TestGauges(t *testing.T) {
 # TYPE go_goroutines gauge
 go_goroutines 212
 go_memstats_heap_inuse_bytes 2.4567808e+07
+go_memstats_heap_alloc_bytes 2e+07
 go_memstats_heap_inuse_bytes_other{x="y"} 1
 rest_client_requests_total{code="200"} 12
 `
@@ -157,8 +158,8 @@ rest_client_requests_total{code="200"} 12
 		want    map[string]float64
 		wantErr string
 	}{
-		{name: "both gauges", text: exposition, names: []string{heapInuse, goroutines},
-			want: map[string]float64{heapInuse: 24567808, goroutines: 212}},
+		{name: "the gauges", text: exposition, names: []string{heapInuse, heapAlloc, goroutines},
+			want: map[string]float64{heapInuse: 24567808, heapAlloc: 20_000_000, goroutines: 212}},
 		{name: "a gauge missing", text: exposition, names: []string{"go_threads"}, wantErr: "go_threads"},
 		{name: "not a number", text: "go_goroutines many\n", names: []string{goroutines}, wantErr: "go_goroutines many"},
 	}

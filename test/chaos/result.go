@@ -86,6 +86,8 @@ type MemoryPoint struct {
 	// HeapInuseBytes is go_memstats_heap_inuse_bytes right after a
 	// garbage collection: the live heap and its fragmentation.
 	HeapInuseBytes int64 `json:"heapInuseBytes"`
+	// HeapAllocBytes is go_memstats_heap_alloc_bytes then: the live heap.
+	HeapAllocBytes int64 `json:"heapAllocBytes"`
 	Goroutines     int   `json:"goroutines"`
 	Sockets        int   `json:"sockets"`
 }
