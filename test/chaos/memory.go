@@ -301,7 +301,6 @@ func (r *run) memory(ctx context.Context) error {
 	pid := r.controller.PID()
 	m := r.res.Memory
 	m.Before = r.memoryPoint(ctx, pid, "before")
-	m.LimitBytes, _ = chartMemoryLimit() // checkMemory reports the error
 	samplers.Store(r, startSampler(pid, sampleEvery))
 	cs, err := kubernetes.NewForConfig(r.env.Config)
 	if err != nil {
