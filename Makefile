@@ -157,7 +157,7 @@ bench: testbin $(if $(filter helm-controller,$(BENCH_CONTROLLERS)),helm-controll
 CHAOS_N ?= 200
 CHAOS_KILLS ?= 20
 CHAOS_RESTARTS ?= 2
-CHAOS_SCENARIOS ?= kill restart race failover lossy
+CHAOS_SCENARIOS ?= kill restart race failover lossy tenants memory
 
 .PHONY: chaos
 chaos: testbin ## Inject faults (SIGKILL, API server restarts, a racing writer, leader failover, a lossy API) while the add-on corrects a fleet, check the invariants, print the matrix.

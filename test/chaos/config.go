@@ -86,6 +86,24 @@ type Config struct {
 	// KeepAudit keeps the audit logs of a run whose invariants held
 	// (CHAOS_KEEP_AUDIT=1); a failed scenario's is always kept.
 	KeepAudit bool
+	// Rewriters is how many tenants of the memory scenario deploy through
+	// a kubeconfig Secret and rewrite it (CHAOS_REWRITERS, 4).
+	Rewriters int
+	// Rewrites is how many times each of them rewrites its kubeconfig
+	// Secret (CHAOS_REWRITES, 1000, as issue 12 says of one tenant).
+	Rewrites int
+	// RewriteEvery is the least time between two rewrites of one tenant
+	// (CHAOS_REWRITE_EVERY, 25ms), a pace the API server on two shared
+	// cores takes besides the controller.
+	RewriteEvery time.Duration
+	// RewriteCerts has each rewrite carry a new client certificate
+	// (CHAOS_REWRITE_CERTS, on; 0 keeps the first one): new TLS
+	// credentials make client-go build a new transport, and so a new
+	// connection, for each client.
+	RewriteCerts bool
+	// Large is how many releases of the memory scenario store values and a
+	// hook of several hundred KiB (CHAOS_LARGE, 20).
+	Large int
 }
 
 // ConfigFromEnv reads the configuration from getenv (os.Getenv in the
@@ -93,7 +111,8 @@ type Config struct {
 func ConfigFromEnv(getenv func(string) string, now time.Time) (Config, error) {
 	c := Config{N: 200, Kills: 20, KillMin: time.Second, KillMax: 10 * time.Second, Restarts: 2, RaceFor: 20 * time.Second,
 		Lease: 15 * time.Second, FaultRate: 0.05, Scenarios: AllScenarios, Resync: 30 * time.Second, Settle: 5 * time.Second, ConvergeTimeout: 10 * time.Minute,
-		Seed: now.UnixNano(), ControllerBin: getenv("CHAOS_CONTROLLER_BIN"), KeepAudit: getenv("CHAOS_KEEP_AUDIT") == "1"}
+		Seed: now.UnixNano(), ControllerBin: getenv("CHAOS_CONTROLLER_BIN"), KeepAudit: getenv("CHAOS_KEEP_AUDIT") == "1",
+		Rewriters: 4, Rewrites: 1000, RewriteEvery: 25 * time.Millisecond, RewriteCerts: getenv("CHAOS_REWRITE_CERTS") != "0", Large: 20}
 	if v := strings.Fields(getenv("CHAOS_SCENARIOS")); len(v) > 0 {
 		for _, s := range v {
 			if !slices.Contains(AllScenarios, s) {
@@ -107,7 +126,8 @@ func ConfigFromEnv(getenv func(string) string, now time.Time) (Config, error) {
 		name string
 		min  int
 		into *int
-	}{{"CHAOS_N", 3, &c.N}, {"CHAOS_KILLS", 0, &c.Kills}, {"CHAOS_RESTARTS", 0, &c.Restarts}}
+	}{{"CHAOS_N", 3, &c.N}, {"CHAOS_KILLS", 0, &c.Kills}, {"CHAOS_RESTARTS", 0, &c.Restarts},
+		{"CHAOS_REWRITERS", 0, &c.Rewriters}, {"CHAOS_REWRITES", 0, &c.Rewrites}, {"CHAOS_LARGE", 0, &c.Large}}
 	for _, i := range ints {
 		v := getenv(i.name)
 		if v == "" {
@@ -129,6 +149,7 @@ func ConfigFromEnv(getenv func(string) string, now time.Time) (Config, error) {
 	if err := scale.ParseDurations(getenv, "10s", []scale.NamedDuration{
 		{Name: "CHAOS_KILL_MIN", Into: &c.KillMin}, {Name: "CHAOS_KILL_MAX", Into: &c.KillMax}, {Name: "CHAOS_RACE_FOR", Into: &c.RaceFor},
 		{Name: "CHAOS_LEASE", Into: &c.Lease}, {Name: "CHAOS_RESYNC", Into: &c.Resync}, {Name: "CHAOS_SETTLE", Into: &c.Settle}, {Name: "CHAOS_CONVERGE_TIMEOUT", Into: &c.ConvergeTimeout},
+		{Name: "CHAOS_REWRITE_EVERY", Into: &c.RewriteEvery},
 	}); err != nil {
 		return Config{}, err
 	}

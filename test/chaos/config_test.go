@@ -28,7 +28,16 @@ func TestConfigFromEnv(t *testing.T) {
 			g.Expect(c.KillMin).To(Equal(time.Second))
 			g.Expect(c.KillMax).To(Equal(10 * time.Second))
 			g.Expect(c.Seed).To(Equal(int64(42)))
+			g.Expect([]int{c.Rewriters, c.Rewrites, c.Large}).To(Equal([]int{4, 1000, 20}))
+			g.Expect(c.RewriteEvery).To(Equal(25 * time.Millisecond))
+			g.Expect(c.RewriteCerts).To(BeTrue())
 		}},
+		{name: "the memory scenario's hostile input", env: map[string]string{"CHAOS_REWRITERS": "2", "CHAOS_REWRITES": "50", "CHAOS_LARGE": "0", "CHAOS_REWRITE_EVERY": "100ms", "CHAOS_REWRITE_CERTS": "0"},
+			check: func(g Gomega, c Config) {
+				g.Expect(c.RewriteCerts).To(BeFalse())
+				g.Expect([]int{c.Rewriters, c.Rewrites, c.Large}).To(Equal([]int{2, 50, 0}))
+				g.Expect(c.RewriteEvery).To(Equal(100 * time.Millisecond))
+			}},
 		{name: "the reduced CI run", env: map[string]string{"CHAOS_N": "50", "CHAOS_KILLS": "5", "CHAOS_RESTARTS": "1"},
 			check: func(g Gomega, c Config) {
 				g.Expect([]int{c.N, c.Kills, c.Restarts}).To(Equal([]int{50, 5, 1}))
@@ -60,6 +69,9 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "too few releases", env: map[string]string{"CHAOS_N": "2"}, wantErr: "CHAOS_N"},
 		{name: "not a number", env: map[string]string{"CHAOS_KILLS": "many"}, wantErr: "CHAOS_KILLS"},
 		{name: "bad duration", env: map[string]string{"CHAOS_SETTLE": "-1s"}, wantErr: "CHAOS_SETTLE"},
+		{name: "negative rewrites", env: map[string]string{"CHAOS_REWRITES": "-1"}, wantErr: "CHAOS_REWRITES"},
+		{name: "large releases not a number", env: map[string]string{"CHAOS_LARGE": "lots"}, wantErr: "CHAOS_LARGE"},
+		{name: "no pause between rewrites", env: map[string]string{"CHAOS_REWRITE_EVERY": "0s"}, wantErr: "CHAOS_REWRITE_EVERY"},
 		{name: "bad seed", env: map[string]string{"CHAOS_SEED": "x"}, wantErr: "CHAOS_SEED"},
 		{name: "max below min", env: map[string]string{"CHAOS_KILL_MIN": "5s", "CHAOS_KILL_MAX": "1s"}, wantErr: "below CHAOS_KILL_MIN"},
 	}

@@ -47,9 +47,54 @@ type Result struct {
 	// without faults.
 	Proxy     *ProxyCounts `json:"proxy,omitempty"`
 	FaultFree *Result      `json:"faultFree,omitempty"`
+	// Memory is the memory scenario's: its hostile input and the
+	// controller's memory before and after it.
+	Memory *MemoryFigures `json:"memory,omitempty"`
 	// Checked are the invariants checked, Violations their breaches.
 	Checked    []string            `json:"checked"`
 	Violations map[string][]string `json:"violations,omitempty"`
+}
+
+// MemoryFigures are the memory scenario's figures.
+type MemoryFigures struct {
+	// Rewriters rewrote their kubeconfig Secrets Rewrites times in all;
+	// ClientsBuilt counts the remote clients the controller built over the
+	// run (its kubeconfig sanitizer's requests in the audit log).
+	Rewriters    int `json:"rewriters"`
+	Rewrites     int `json:"rewrites"`
+	ClientsBuilt int `json:"clientsBuilt"`
+	// Large releases were stored with large values and a hook, and
+	// upgraded LargeRewrites times during the fault; LargeStoredBytes is
+	// the largest data.release of their Secrets.
+	Large            int `json:"large"`
+	LargeRewrites    int `json:"largeRewrites"`
+	LargeStoredBytes int `json:"largeStoredBytes"`
+	// Before is the controller's memory once the fleet converged, before
+	// the fault; After, once it converged again after it.
+	Before MemoryPoint `json:"before"`
+	After  MemoryPoint `json:"after"`
+	// PeakSampledRSSBytes and PeakSockets are the largest RSS and count of
+	// open sockets of Samples samples during the fault and the
+	// convergence.
+	PeakSampledRSSBytes int64 `json:"peakSampledRssBytes"`
+	PeakSockets         int   `json:"peakSockets"`
+	Samples             int   `json:"samples"`
+	// LimitBytes is the chart's default memory limit; the peak RSS must
+	// stay under half of it.
+	LimitBytes int64 `json:"limitBytes"`
+}
+
+// MemoryPoint is the controller's memory at one point; 0 for what could not
+// be read.
+type MemoryPoint struct {
+	RSSBytes int64 `json:"rssBytes"`
+	// HeapInuseBytes is go_memstats_heap_inuse_bytes right after a
+	// garbage collection: the live heap and its fragmentation.
+	HeapInuseBytes int64 `json:"heapInuseBytes"`
+	// HeapAllocBytes is go_memstats_heap_alloc_bytes then: the live heap.
+	HeapAllocBytes int64 `json:"heapAllocBytes"`
+	Goroutines     int   `json:"goroutines"`
+	Sockets        int   `json:"sockets"`
 }
 
 func (r *Result) violate(inv, what string) {
@@ -101,7 +146,7 @@ func rows(results []Result) []Result {
 func PrintMatrix(w io.Writer, results []Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "scenario\tN\tfault\tinvariants held\tin sync when faults stopped\tconverge after faults\ttotal\trequests\twrites\t"+
-		"other writer / corrections\ttakeover / lease\trequests / fault-free\tpeak RSS")
+		"other writer / corrections\ttakeover / lease\trequests / fault-free\tpeak RSS\tmemory before → after")
 	for _, r := range rows(results) {
 		race := "-"
 		if r.Scenario == ScenarioRace || r.Scenario == ScenarioKill {
@@ -115,8 +160,8 @@ func PrintMatrix(w io.Writer, results []Result) {
 		if r.Scenario == ScenarioLossy || r.Scenario == faultFreeRow {
 			inSync = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%d MiB\n", r.Scenario, r.N, r.Fault, r.held(),
-			inSync, conv, seconds(r.TotalSeconds), r.Requests, r.Writes, race, takeover(r), againstFaultFree(r), r.PeakRSSBytes>>20)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%d MiB\t%s\n", r.Scenario, r.N, r.Fault, r.held(),
+			inSync, conv, seconds(r.TotalSeconds), r.Requests, r.Writes, race, takeover(r), againstFaultFree(r), r.PeakRSSBytes>>20, memoryCell(r))
 	}
 	_ = tw.Flush()
 	printTenants(w, results)
@@ -151,6 +196,19 @@ func againstFaultFree(r Result) string {
 	}
 	audit, proxy := RequestRatios(r, *r.FaultFree)
 	return fmt.Sprintf("%.2f× (proxy %.2f×)", audit, proxy)
+}
+
+// memoryCell is the memory cell: RSS, heap in use after a collection and
+// goroutines before the fault and after convergence, the clients built for
+// the rewrites, and the bound on the peak RSS.
+func memoryCell(r Result) string {
+	m := r.Memory
+	if m == nil {
+		return "-"
+	}
+	return fmt.Sprintf("RSS %d → %d MiB, heap %d → %d MiB, goroutines %d → %d; %d clients for %d rewrites; bound %d MiB",
+		m.Before.RSSBytes>>20, m.After.RSSBytes>>20, m.Before.HeapInuseBytes>>20, m.After.HeapInuseBytes>>20,
+		m.Before.Goroutines, m.After.Goroutines, m.ClientsBuilt, m.Rewrites, m.LimitBytes>>21)
 }
 
 func seconds(s float64) string {

@@ -45,6 +45,13 @@ type run struct {
 	// namespace/name, with what their condition must say.
 	fleet  Fleet
 	extras map[string]expectation
+	// added counts the HelmReleases a scenario adds to cfg.N (the memory
+	// scenario's rewriters and large releases, the tenants scenario's
+	// extras).
+	added int
+	// sampler samples the controller's memory from the memory scenario's
+	// fault through its check.
+	sampler *sampler
 
 	// Valid after the first startController: the controller process (a new
 	// one after each kill), and when the first was started.
@@ -164,7 +171,7 @@ func (r *run) createFleet(ctx context.Context) error {
 			err = r.createMemoryFleet(ctx)
 		}
 	}
-	r.res.N = r.cfg.N + len(r.extras)
+	r.res.N = r.cfg.N + r.added
 	r.res.SetupSeconds = time.Since(start).Seconds()
 	return err
 }
@@ -252,7 +259,7 @@ func (r *run) pending(ctx context.Context) (map[string]int, error) {
 	if err := r.env.Client.List(ctx, &list); err != nil {
 		return nil, err
 	}
-	if want := r.cfg.N + len(r.extras); len(list.Items) != want {
+	if want := r.cfg.N + r.added; len(list.Items) != want {
 		return nil, fmt.Errorf("found %d HelmReleases, want %d", len(list.Items), want)
 	}
 	return Pending(list.Items, r.accept), nil

@@ -207,6 +207,7 @@ func (r *run) createTenants(ctx context.Context) error {
 		}
 		r.extras[h.ns+"/"+releaseName] = h.want
 	}
+	r.added = len(r.extras)
 	r.accept = func(hr *helmv2.HelmRelease, c *metav1.Condition) bool {
 		want, ok := r.extras[hr.Namespace+"/"+hr.Name]
 		return ok && want.met(c) == ""
