@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -54,6 +55,9 @@ type Target struct {
 
 	// notice, for the local cluster, is Targets.Notice.
 	notice func(schema.GroupVersionKind)
+	// closeIdle, for a remote cluster, closes the idle connections of the
+	// target's HTTP client when the cache drops it (see resolve).
+	closeIdle func()
 }
 
 // Read returns the reader of the pass's reads: Reader, or Client; on the
@@ -168,7 +172,20 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 	if tg, ok := t.cache.get(id, key); ok {
 		return tg, nil
 	}
-	opts := client.Options{Scheme: t.Scheme}
+	// One HTTP client for the client and the clientset. A kubeconfig's own
+	// credentials get a transport of their own from client-go, whose
+	// connections would stay open for its 90 s idle timeout after the
+	// cache dropped the target: a tenant rewriting its kubeconfig Secret
+	// would hold one connection (about 85 KiB, a goroutine and a socket)
+	// per rewrite of the last 90 s, whatever the cache's bound. The cache
+	// closes them when it drops a remote target. Local targets share the
+	// controller's transport (impersonation only wraps it), which must
+	// stay warm.
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create HTTP client for target %s: %w", key, err)
+	}
+	opts := client.Options{Scheme: t.Scheme, HTTPClient: httpClient}
 	if !remote {
 		opts.Mapper = t.Mapper
 	}
@@ -176,11 +193,16 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 	if err != nil {
 		return nil, fmt.Errorf("failed to create client for target %s: %w", key, err)
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create clientset for target %s: %w", key, err)
 	}
 	tg := &Target{Client: c, Secrets: cs.CoreV1(), Key: key, Remote: remote}
+	if remote {
+		// http.Client's own CloseIdleConnections stops at client-go's
+		// wrapping round trippers; this unwraps them.
+		tg.closeIdle = func() { utilnet.CloseIdleConnectionsFor(httpClient.Transport) }
+	}
 	if !remote {
 		tg.notice = t.Notice
 	}

@@ -106,6 +106,10 @@ func (c *targetCache) evict(key string) {
 	delete(c.byKey, key)
 	c.order.Remove(c.entries[key])
 	delete(c.entries, key)
+	if e.target.closeIdle != nil {
+		// A pass still using it keeps its connection until it is idle.
+		e.target.closeIdle()
+	}
 	if c.evicted != nil {
 		c.evicted(key)
 	}
