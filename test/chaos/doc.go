@@ -9,13 +9,18 @@
 // an unused locked template under server-side apply), the controller binary
 // run as a process under a user of its own, and an audit policy that logs the
 // bodies of that user's writes (audit.go). The faults (faults.go) are: SIGKILL
-// of the controller at random points, restarts of kube-apiserver on the same
+// of the controller at random points, each just after some objects were
+// drifted afresh (killdrift.go), restarts of kube-apiserver on the same
 // etcd, another writer setting templates and references back while
 // corrections run, SIGKILL of the leader of two replicas with leader
-// election (failover.go), and a proxy on 127.0.0.1 that answers a seeded
+// election (failover.go), a proxy on 127.0.0.1 that answers a seeded
 // share of the controller's requests with 500 or 429 or stalls them
 // (proxy.go), compared with a fault-free run through the same proxy
-// (lossy.go).
+// (lossy.go), hostile tenants' releases under the multi-tenancy lockdown,
+// with the controller running as the chart's lockdown role (tenants.go,
+// lockdown.go, identity.go), and tenants rewriting their kubeconfig
+// Secrets next to releases with large values while the controller's
+// memory is sampled (memory.go, memlarge.go, memfault.go, memcheck.go).
 //
 // The invariants (invariants.go for the live state, audit.go for the writes):
 // every release converges; no duplicate replacement and no reference to a
@@ -26,7 +31,11 @@
 // releases, their replacements, the HelmRelease status and events. The
 // failover and lossy scenarios also check that no change was stored twice
 // (doublewrite.go), that the other replica took the Lease over, and that
-// the lossy run's requests stay within twice the fault-free run's.
+// the lossy run's requests stay within twice the fault-free run's; race
+// and kill that the add-on neither looped nor lost an update; tenants that
+// every hostile release got its reason and that no Secret request and no
+// target read or write used the controller's own identity; memory that the
+// peak RSS stayed under half the chart's default memory limit.
 //
 // The package reuses test/scale for the audit log, the releases, the
 // controller's build and flags, and /proc. `make chaos` runs it
