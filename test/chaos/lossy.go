@@ -20,7 +20,8 @@ func (r *run) lossy() {
 		r.res.Fault = "none: the fault-free run, through the same proxy"
 		return
 	}
-	r.res.Fault = fmt.Sprintf("%g%% of requests: 500, 429 (Retry-After: 1) or a %s stall", r.faultRate*100, stallFor)
+	r.res.Fault = fmt.Sprintf("%g%% of requests: 500, 429 (Retry-After: 1), a %s stall, or the response lost after forwarding (a watch cut midway)",
+		r.faultRate*100, stallFor)
 }
 
 // RequestRatios are the lossy run's requests over the fault-free run's,

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -34,12 +35,18 @@ const (
 	FaultThrottle
 	// FaultStall waits (stallFor) before it forwards the request.
 	FaultStall
+	// FaultLost forwards the request, so the API server acts on it (a write
+	// is stored), and loses the response: the client's stream is reset, as
+	// when a connection drops after the server answered. A watch is
+	// forwarded instead and its stream cut midway (CutAfter), as a
+	// connection that drops during a watch.
+	FaultLost
 )
 
 // stallFor is how long a stalled request waits before it is forwarded.
 const stallFor = 5 * time.Second
 
-var faultNames = [...]string{"none", "500", "429", "stall"}
+var faultNames = [...]string{"none", "500", "429", "stall", "lost"}
 
 func (f Fault) String() string { return faultNames[f] }
 
@@ -62,7 +69,14 @@ func (p FaultPlan) Decide(n uint64) Fault {
 	if rng.Float64() >= p.Rate {
 		return FaultNone
 	}
-	return Fault(1 + rng.IntN(3))
+	return Fault(1 + rng.IntN(len(faultNames)-1))
+}
+
+// CutAfter is how long the proxy's nth request, a watch it faults with
+// FaultLost, streams before it is cut: 0.5 to 5 s, from Seed and n.
+func (p FaultPlan) CutAfter(n uint64) time.Duration {
+	rng := rand.New(rand.NewPCG(uint64(p.Seed)^0x5eed, n)) //nolint:gosec // fault draws, not secrets
+	return 500*time.Millisecond + time.Duration(rng.Int64N(int64(4500*time.Millisecond)))
 }
 
 // ProxyCounts are the requests the proxy received and what it did to them.
@@ -71,21 +85,24 @@ type ProxyCounts struct {
 	Requests int64 `json:"requests"`
 	// Watches are the requests among them with watch=true.
 	Watches int64 `json:"watches"`
-	// Errors, Throttles and Stalls count each fault.
+	// Errors, Throttles and Stalls count each fault; Lost the requests
+	// forwarded whose response was lost, Cuts the watches cut midway.
 	Errors    int64 `json:"errors"`
 	Throttles int64 `json:"throttles"`
 	Stalls    int64 `json:"stalls"`
+	Lost      int64 `json:"lost"`
+	Cuts      int64 `json:"cuts"`
 }
 
 // Faults is the number of requests faulted.
-func (c ProxyCounts) Faults() int64 { return c.Errors + c.Throttles + c.Stalls }
+func (c ProxyCounts) Faults() int64 { return c.Errors + c.Throttles + c.Stalls + c.Lost + c.Cuts }
 
 // Proxy is a reverse proxy on 127.0.0.1 between the controller and the API
 // server. It terminates TLS with a certificate of its own and forwards
 // with the controller user's client certificate, so the API server (and
 // its audit log) sees the controller's user; it faults requests as its
-// plan says, before they are forwarded. A watch is faulted at its start
-// only: once forwarded, its stream is copied untouched.
+// plan says: before they are forwarded (500, 429, a stall) or after (a
+// lost response, a watch cut midway).
 type Proxy struct {
 	// Kubeconfig is the controller user's kubeconfig with the proxy as its
 	// server.
@@ -98,6 +115,7 @@ type Proxy struct {
 	dir      string
 	received atomic.Uint64
 	watches  atomic.Int64
+	cuts     atomic.Int64
 	faults   [len(faultNames)]atomic.Int64
 }
 
@@ -165,12 +183,27 @@ func (p *Proxy) writeKubeconfig(kubeconfig string) (string, error) {
 
 // ServeHTTP faults the request as the plan says, or forwards it.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	f := p.plan.Decide(p.received.Add(1) - 1)
-	p.faults[f].Add(1)
+	n := p.received.Add(1) - 1
+	f := p.plan.Decide(n)
+	watch := false
 	if q := req.URL.Query().Get("watch"); q == "true" || q == "1" {
 		p.watches.Add(1)
+		watch = true
 	}
+	if f == FaultLost && watch {
+		p.cuts.Add(1)
+		ctx, cancel := context.WithTimeout(req.Context(), p.plan.CutAfter(n))
+		defer cancel()
+		p.rp.ServeHTTP(w, req.WithContext(ctx))
+		// A watch cut off by its deadline would end cleanly: reset it,
+		// as a dropped connection does.
+		panic(http.ErrAbortHandler)
+	}
+	p.faults[f].Add(1)
 	switch f {
+	case FaultLost:
+		p.rp.ServeHTTP(discard{header: http.Header{}}, req)
+		panic(http.ErrAbortHandler)
 	case FaultError:
 		writeStatus(w, http.StatusInternalServerError, "InternalError")
 		return
@@ -200,10 +233,19 @@ func writeStatus(w http.ResponseWriter, code int, reason string) {
 	})
 }
 
+// discard is a response writer that drops the response of a request
+// whose answer the proxy loses.
+type discard struct{ header http.Header }
+
+func (d discard) Header() http.Header       { return d.header }
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) WriteHeader(int)             {}
+
 // Counts returns the requests received so far, and the faults.
 func (p *Proxy) Counts() ProxyCounts {
 	return ProxyCounts{Requests: int64(p.received.Load()), Watches: p.watches.Load(), //nolint:gosec // a count
-		Errors: p.faults[FaultError].Load(), Throttles: p.faults[FaultThrottle].Load(), Stalls: p.faults[FaultStall].Load()}
+		Errors: p.faults[FaultError].Load(), Throttles: p.faults[FaultThrottle].Load(), Stalls: p.faults[FaultStall].Load(),
+		Lost: p.faults[FaultLost].Load(), Cuts: p.cuts.Load()}
 }
 
 // Close stops the proxy (its client connections first, so that open

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
@@ -43,10 +45,10 @@ func TestFaultPlan(t *testing.T) {
 			if faulted == 0 {
 				return
 			}
-			// Each fault is about a third of the faulted requests.
-			for _, f := range []Fault{FaultError, FaultThrottle, FaultStall} {
+			// Each fault is about a quarter of the faulted requests.
+			for _, f := range []Fault{FaultError, FaultThrottle, FaultStall, FaultLost} {
 				share := float64(counts[f]) / (faulted * draws)
-				g.Expect(share).To(BeNumerically("~", 1.0/3, 0.05), "share of %s", f)
+				g.Expect(share).To(BeNumerically("~", 1.0/4, 0.05), "share of %s", f)
 			}
 		})
 	}
@@ -61,8 +63,8 @@ func TestFaultPlanRepeats(t *testing.T) {
 	}
 	g.Expect(again).To(Equal(first), "the same seed, the same plan")
 	g.Expect(other).NotTo(Equal(first), "another seed, another plan")
-	g.Expect([]string{FaultNone.String(), FaultError.String(), FaultThrottle.String(), FaultStall.String()}).
-		To(Equal([]string{"none", "500", "429", "stall"}))
+	g.Expect([]string{FaultNone.String(), FaultError.String(), FaultThrottle.String(), FaultStall.String(), FaultLost.String()}).
+		To(Equal([]string{"none", "500", "429", "stall", "lost"}))
 }
 
 // upstreamKubeconfig writes a kubeconfig for the TLS server s.
@@ -88,7 +90,9 @@ func upstreamKubeconfig(t *testing.T, s *httptest.Server) string {
 func TestProxy(t *testing.T) {
 	g := NewWithT(t)
 	chunk, release := make(chan struct{}), make(chan struct{})
+	var upstreamHits atomic.Int64
 	upstream := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		upstreamHits.Add(1)
 		if r.URL.Query().Get("watch") != "true" {
 			_, _ = io.WriteString(w, "upstream "+r.URL.Path)
 			return
@@ -130,8 +134,26 @@ func TestProxy(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	defer faulty.Close()
 	seen := map[Fault]bool{}
-	for n := uint64(0); len(seen) < 3; n++ {
+	for n := uint64(0); len(seen) < 4; n++ {
 		f := plan.Decide(n)
+		if f == FaultLost {
+			// Forwarded, and the answer lost: the client sees its stream
+			// reset, not a status.
+			before := upstreamHits.Load()
+			cfg, err := clientcmd.BuildConfigFromFlags("", faulty.Kubeconfig)
+			g.Expect(err).NotTo(HaveOccurred())
+			c, err := rest.HTTPClientFor(cfg)
+			g.Expect(err).NotTo(HaveOccurred())
+			resp, err := c.Get(cfg.Host + "/api")
+			if err == nil {
+				_, err = io.ReadAll(resp.Body)
+				resp.Body.Close()
+			}
+			g.Expect(err).To(HaveOccurred(), "the response is lost")
+			g.Expect(upstreamHits.Load()).To(Equal(before+1), "the API server had it")
+			seen[f] = true
+			continue
+		}
 		resp, body := get(faulty, "/api")
 		switch f {
 		case FaultError:
@@ -151,6 +173,7 @@ func TestProxy(t *testing.T) {
 	g.Expect(c.Errors).To(BeNumerically(">", 0))
 	g.Expect(c.Throttles).To(BeNumerically(">", 0))
 	g.Expect(c.Stalls).To(BeNumerically(">", 0))
+	g.Expect(c.Lost).To(BeNumerically(">", 0))
 
 	// A watch streams through: its first event arrives while the upstream
 	// still holds the second back.
@@ -173,4 +196,46 @@ func TestProxy(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(line).To(Equal("second event\n"))
 	g.Expect(clean.Counts()).To(Equal(ProxyCounts{Requests: 2, Watches: 1}))
+}
+
+// TestProxyCutsWatch: a watch the plan faults with FaultLost streams its
+// events until CutAfter, then its stream is reset, as a connection that
+// drops mid-watch; the client sees an error, not a clean end.
+func TestProxyCutsWatch(t *testing.T) {
+	g := NewWithT(t)
+	upstream := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "first event\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	upstream.EnableHTTP2 = true
+	upstream.StartTLS()
+	defer upstream.Close()
+	plan := FaultPlan{Rate: 1}
+	for plan.Decide(0) != FaultLost {
+		plan.Seed++
+	}
+	g.Expect(plan.CutAfter(0)).To(And(BeNumerically(">=", 500*time.Millisecond), BeNumerically("<=", 5*time.Second)))
+	p, err := startProxy(upstreamKubeconfig(t, upstream), plan, 0)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer p.Close()
+	cfg, err := clientcmd.BuildConfigFromFlags("", p.Kubeconfig)
+	g.Expect(err).NotTo(HaveOccurred())
+	hc, err := rest.HTTPClientFor(cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, cfg.Host+"/api/v1/pods?watch=true", nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	start := time.Now()
+	resp, err := hc.Do(req)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	lines := bufio.NewReader(resp.Body)
+	line, err := lines.ReadString('\n')
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(line).To(Equal("first event\n"))
+	_, err = lines.ReadString('\n')
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(err).NotTo(MatchError(io.EOF), "reset, not a clean end")
+	g.Expect(time.Since(start)).To(BeNumerically(">=", plan.CutAfter(0)))
+	g.Expect(p.Counts()).To(Equal(ProxyCounts{Requests: 1, Watches: 1, Cuts: 1}))
 }
