@@ -63,6 +63,15 @@ func ResolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *manifest.Ki
 	return out, err
 }
 
+// RetryStartup runs a step of the controller's start that reads the API
+// server (building the manager runs a discovery), retrying a failure that
+// may pass (mayPass) with resolveBackoff, as ResolveWatchKinds does: the
+// controller exits when its start fails, so one lost response among the
+// discovery requests would stop it.
+func RetryStartup(step func() error) error {
+	return retry.OnError(resolveBackoff, mayPass, step)
+}
+
 // mayPass reports whether err may pass on its own: an error on the server,
 // throttling, a timeout, or a lost connection.
 func mayPass(err error) bool {

@@ -9,15 +9,20 @@ import (
 	"sync"
 	"testing"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/templatedrift/template-drift-controller/controllers"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
 // TestForbiddenKindsAreNotWatched: a kind the controller's identity may not
@@ -128,4 +133,31 @@ func TestResolveWatchKindsRetriesWhatMayPass(t *testing.T) {
 			g.Expect(got.Watch).To(ContainElement(HaveField("Kind", "Metal3MachineTemplate")))
 		})
 	}
+}
+
+// TestRetryStartupBuildsTheManagerThroughALostDiscovery: building the
+// manager maps the HelmRelease kind (a discovery); one 500 among those
+// requests (a lost response, through the lossy proxy of `make chaos`)
+// stopped the controller at start, with the error the chaos run logged.
+// It is retried.
+func TestRetryStartupBuildsTheManagerThroughALostDiscovery(t *testing.T) {
+	g := NewWithT(t)
+	f := &failFirst{path: "/apis", code: http.StatusInternalServerError, reason: metav1.StatusReasonInternalError, n: 1}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { f.next = rt; return f })
+	opts := ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache: ctrlcache.Options{ByObject: map[client.Object]ctrlcache.ByObject{&helmv2.HelmRelease{}: {}}}}
+	_, err := ctrl.NewManager(rest.CopyConfig(cfg), opts)
+	g.Expect(err).To(MatchError(ContainSubstring("failed to get server groups")), "without a retry, one 500 fails the start")
+
+	f.failed = 0
+	var mgr ctrl.Manager
+	err = controllers.RetryStartup(func() error {
+		var err error
+		mgr, err = ctrl.NewManager(cfg, opts)
+		return err
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(f.failed).To(Equal(1))
+	g.Expect(mgr).NotTo(BeNil())
 }

@@ -183,8 +183,12 @@ func run(f *flags) error {
 	restConfig := apply.LogWarningsOnce(runtimeclient.GetConfigOrDie(f.client))
 	scheme := newScheme()
 	opts := managerOptions(f, scheme, selector)
-	mgr, err := ctrl.NewManager(restConfig, opts)
-	if err != nil {
+	var mgr ctrl.Manager
+	if err := controllers.RetryStartup(func() error {
+		var err error
+		mgr, err = ctrl.NewManager(restConfig, opts)
+		return err
+	}); err != nil {
 		return fmt.Errorf("failed to create manager: %w", err)
 	}
 	probes.SetupChecks(mgr, setupLog)
