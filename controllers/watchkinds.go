@@ -7,15 +7,14 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 )
 
@@ -52,10 +51,10 @@ var resolveBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, J
 // controller's RBAC does not let it list and watch is left out: a watch on
 // it would never sync and would stop the manager. Kinds installed later, or
 // left out, are still covered by the periodic resync. A failure that may
-// pass (mayPass) is retried with resolveBackoff.
+// pass (apply.MayPass) is retried with resolveBackoff.
 func ResolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *manifest.KindMatcher) (WatchKinds, error) {
 	var out WatchKinds
-	err := retry.OnError(resolveBackoff, mayPass, func() error {
+	err := retry.OnError(resolveBackoff, apply.MayPass, func() error {
 		var err error
 		out, err = resolveWatchKinds(ctx, cfg, kinds)
 		return err
@@ -65,19 +64,11 @@ func ResolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *manifest.Ki
 
 // RetryStartup runs a step of the controller's start that reads the API
 // server (building the manager runs a discovery), retrying a failure that
-// may pass (mayPass) with resolveBackoff, as ResolveWatchKinds does: the
+// may pass (apply.MayPass) with resolveBackoff, as ResolveWatchKinds does: the
 // controller exits when its start fails, so one lost response among the
 // discovery requests would stop it.
 func RetryStartup(step func() error) error {
-	return retry.OnError(resolveBackoff, mayPass, step)
-}
-
-// mayPass reports whether err may pass on its own: an error on the server,
-// throttling, a timeout, or a lost connection.
-func mayPass(err error) bool {
-	return apierrors.IsInternalError(err) || apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) ||
-		apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsUnexpectedServerError(err) ||
-		utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err)
+	return retry.OnError(resolveBackoff, apply.MayPass, step)
 }
 
 func resolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *manifest.KindMatcher) (WatchKinds, error) {

@@ -60,10 +60,11 @@ type Target struct {
 	closeIdle func()
 }
 
-// Read returns the reader of the pass's reads: Reader, or Client; on the
-// local cluster, one that tells Targets.Notice what it reads.
+// Read returns the reader of the pass's reads: Reader, or Client, whose
+// live reads retry a failure that may pass (retryingReader); on the local
+// cluster, one that tells Targets.Notice what it reads.
 func (t *Target) Read() client.Reader {
-	r := client.Reader(t.Client)
+	r := client.Reader(retryingReader{t.Client})
 	if t.Reader != nil {
 		r = t.Reader
 	}

@@ -69,11 +69,19 @@ func (w *writer) create(ctx context.Context, obj *unstructured.Unstructured) err
 // A recreate calls it before deleting, so a manifest the server refuses
 // never costs the live template.
 func (w *writer) validateCreate(ctx context.Context, obj *unstructured.Unstructured) error {
-	if _, err := dryRunCreate(ctx, w.c, obj); err != nil {
+	_, err := dryRunCreate(ctx, w.c, obj)
+	switch {
+	case err == nil:
+		return nil
+	case IsRefusal(err):
 		return fmt.Errorf("failed to recreate %s %s/%s: the server refuses the manifest's object: %w",
 			obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	default:
+		// No answer about the object (a 500, a timeout): nothing deleted,
+		// and nothing to say about the manifest.
+		return fmt.Errorf("failed to recreate %s %s/%s: the server did not answer the dry-run of the manifest's object: %w",
+			obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	}
-	return nil
 }
 
 // deleteExact deletes live only if it is still the same object at the same
