@@ -283,3 +283,22 @@ func TestDiffReportJSON(t *testing.T) {
 		"helmRelease": "fleet/cluster-a", "inSync": false, "reason": api.InvalidConfigurationReason, "message": "bad", "templates": []any{},
 	}))
 }
+
+// TestDiffReportConflict: a template and a consumer of another Helm release
+// are listed with their owner, never as drift to correct, and the report is
+// not in sync.
+func TestDiffReportConflict(t *testing.T) {
+	g := NewWithT(t)
+	res := result(tmpl("workers", plan.OutcomeInSync, nil), tmpl("stolen", plan.OutcomeConflict, func(t *plan.TemplatePlan) { t.Message = "owned by release fleet/victim" }))
+	res.Conflicts = []plan.Conflict{{ID: manifest.ID{GroupKind: manifest.MachineDeploymentKind, Namespace: "fleet", Name: "md0"}, Owner: "fleet/victim"}}
+	d := NewDiffReport("fleet/cluster-a", res)
+	g.Expect(d.InSync).To(BeFalse())
+	g.Expect(d.ExitCode()).To(Equal(ExitDrift))
+	g.Expect(d.Templates[1]).To(And(HaveField("State", "Conflict"), HaveField("Conflict", "owned by release fleet/victim")))
+	g.Expect(d.Consumers).To(ConsistOf(And(HaveField("Kind", "MachineDeployment"), HaveField("Conflict", "owned by release fleet/victim"), HaveField("Changes", BeEmpty()))))
+	var b bytes.Buffer
+	g.Expect(d.WriteText(&b)).To(Succeed())
+	g.Expect(b.String()).To(ContainSubstring("Metal3MachineTemplate/stolen: not this release's, left untouched (owned by release fleet/victim)"))
+	g.Expect(b.String()).To(ContainSubstring("MachineDeployment/md0: not this release's, left untouched (owned by release fleet/victim)"))
+	g.Expect(b.String()).To(ContainSubstring("0 of 2 templates drifted"))
+}
