@@ -144,6 +144,10 @@ func (s *servedKinds) refresh() {
 		s.schedule(servedKindsRetry)
 		return
 	}
+	// Learn what the cluster serves now, so that no pass pays for it.
+	for _, gk := range manifest.UserKinds() {
+		_, _ = s.mapper.RESTMapping(gk)
+	}
 	kinds, err := s.resolve(s.ctx)
 	if err != nil {
 		s.log.Error(err, "Cannot resolve the served kinds after a CustomResourceDefinition changed; trying again", "retryIn", servedKindsRetry.String())
