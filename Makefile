@@ -78,9 +78,33 @@ unit: ## Run the unit tests that need no control plane (UNIT_PKGS; no testbin), 
 	$(GO) test $(UNIT_FLAGS) $(UNIT_PKGS)
 	$(GO) test $(UNIT_FLAGS) -skip '$(UNIT_SKIP)' $(UNIT_MIXED_PKGS)
 
+# What a build stamps into the binary (internal/version, printed by
+# --version) and the image's labels. VERSION defaults to the chart's
+# appVersion, so the binary, the image tag the chart pulls by default and the
+# chart agree; COMMIT is the checked-out commit (-dirty with local changes);
+# SOURCE_DATE_EPOCH, the commit's time, is the binary's date and every
+# timestamp of the image, so that two builds of one commit are the same
+# bytes. Each may be set on the command line, e.g. for a build from a tarball.
+VERSION ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' charts/template-drift-controller/Chart.yaml)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)$(if $(shell git status --porcelain 2>/dev/null),-dirty)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+# Evaluated once here, not at every use.
+VERSION := $(VERSION)
+COMMIT := $(COMMIT)
+SOURCE_DATE_EPOCH := $(SOURCE_DATE_EPOCH)
+DATE := $(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r $(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ)
+VERSION_PKG := github.com/templatedrift/template-drift-controller/internal/version
+# The Dockerfile passes the same -X flags (a test in hack/image checks it).
+LDFLAGS ?= -s -w -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).Date=$(DATE)
+GO_BUILD_FLAGS ?= -trimpath -ldflags "$(LDFLAGS)"
+
 .PHONY: build
-build: ## Build the controller binary into bin/.
-	CGO_ENABLED=0 $(GO) build -o bin/template-drift-controller ./cmd/template-drift-controller
+build: ## Build the controller binary into bin/, with VERSION, COMMIT and DATE stamped (--version).
+	CGO_ENABLED=0 $(GO) build $(GO_BUILD_FLAGS) -o bin/template-drift-controller ./cmd/template-drift-controller
+
+.PHONY: version
+version: ## Print VERSION, COMMIT and DATE as builds stamp them (for docker build --build-arg).
+	@echo VERSION=$(VERSION); echo COMMIT=$(COMMIT); echo DATE=$(DATE)
 
 .PHONY: clean
 clean: ## Remove bin/ (the user cache in ~/.cache/template-drift-controller stays).
@@ -107,11 +131,18 @@ manifests: ## Generate config/rbac/role.yaml from the +kubebuilder:rbac markers 
 chart-test: testbin ## Test the Helm chart and config/: golden renders, schema, lint, RBAC and API server dry-runs.
 	$(GO) test -count=1 ./internal/chart/
 
-# verify compares checksums of every file under config/ and charts/ (tracked
-# or not) before and after `make manifests`, so it flags stale generated files
-# whether or not they are committed yet.
+# verify first checks that `go mod tidy` would change neither go.mod nor
+# go.sum. It then compares checksums of every file under config/ and charts/
+# (tracked or not) before and after `make manifests`, so it flags stale
+# generated files whether or not they are committed yet.
 .PHONY: verify
-verify: ## Fail if `make manifests` changes config/ or charts/ (stale generated files), then run the chart tests.
+verify: ## Fail if `go mod tidy` would change go.mod/go.sum or `make manifests` changes config/ or charts/, then run the chart tests.
+	@for dir in .; do \
+	  if ! out=$$($(GO) -C $$dir mod tidy -diff 2>&1); then \
+	    echo "verify: go mod tidy would change $$dir/go.mod or go.sum (run it there and commit):"; echo "$$out"; exit 1; \
+	  fi; \
+	done; \
+	echo "verify: go.mod and go.sum are tidy"
 	@snapshot() { find config charts -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum; }; \
 	before="$$(snapshot)"; \
 	$(MAKE) --no-print-directory manifests; \
