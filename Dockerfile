@@ -24,7 +24,7 @@ ARG TARGETARCH
 ARG VERSION=dev
 ARG COMMIT=unknown
 ARG DATE=unknown
-RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath \
+RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -buildvcs=false \
     -ldflags="-s -w -X github.com/templatedrift/template-drift-controller/internal/version.Version=${VERSION} -X github.com/templatedrift/template-drift-controller/internal/version.Commit=${COMMIT} -X github.com/templatedrift/template-drift-controller/internal/version.Date=${DATE}" \
     -o /out/template-drift-controller ./cmd/template-drift-controller
 

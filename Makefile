@@ -43,6 +43,7 @@ vet: ## Check formatting, run go vet, then golangci-lint (make lint).
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/...
+	$(GO) -C hack/image vet ./...
 	$(MAKE) --no-print-directory lint
 
 # golangci-lint is pinned in hack/build-tools.sh and built into bin/ by it;
@@ -52,9 +53,10 @@ GOLANGCI_LINT ?= bin/golangci-lint/$(GOLANGCI_LINT_VERSION)/golangci-lint
 LINT_ARGS ?=
 
 .PHONY: lint
-lint: ## Build golangci-lint from the Go module proxy (cached) and run it over the whole repository.
+lint: ## Build golangci-lint from the Go module proxy (cached) and run it over the whole repository, hack/image's module too.
 	bash hack/build-tools.sh golangci-lint
 	$(GOLANGCI_LINT) run $(LINT_ARGS) ./...
+	cd hack/image && $(CURDIR)/$(GOLANGCI_LINT) run $(LINT_ARGS) ./...
 
 # Unit tests: the packages whose tests need no control plane, so `make unit`
 # runs without `make testbin`. How to choose: a package belongs in UNIT_PKGS
@@ -96,7 +98,9 @@ DATE := $(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ 2>/dev/null
 VERSION_PKG := github.com/templatedrift/template-drift-controller/internal/version
 # The Dockerfile passes the same -X flags (a test in hack/image checks it).
 LDFLAGS ?= -s -w -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).Date=$(DATE)
-GO_BUILD_FLAGS ?= -trimpath -ldflags "$(LDFLAGS)"
+# -buildvcs=false: the commit is stamped above, and a build from a tarball or
+# the Dockerfile's context (no .git) then gives the same bytes as one from git.
+GO_BUILD_FLAGS ?= -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
 
 .PHONY: build
 build: ## Build the controller binary into bin/, with VERSION, COMMIT and DATE stamped (--version).
@@ -105,6 +109,59 @@ build: ## Build the controller binary into bin/, with VERSION, COMMIT and DATE s
 .PHONY: version
 version: ## Print VERSION, COMMIT and DATE as builds stamp them (for docker build --build-arg).
 	@echo VERSION=$(VERSION); echo COMMIT=$(COMMIT); echo DATE=$(DATE)
+
+# The version whose CHANGELOG section `make release-notes` prints; a leading
+# v is dropped, as the sections are `## vX.Y.Z - date`.
+RELEASE_VERSION ?= $(VERSION)
+
+.PHONY: release-notes
+release-notes: ## Print the CHANGELOG section of RELEASE_VERSION (default VERSION, the chart's appVersion): the release page's text.
+	@awk -v want="v$(patsubst v%,%,$(RELEASE_VERSION))" ' \
+	  /^## / { if (found) exit; found = ($$2 == want); next } \
+	  found && /^$$/ { if (printed) blanks++; next } \
+	  found { while (blanks > 0) { print ""; blanks-- } print; printed = 1 } \
+	  END { if (!found) { print "release-notes: CHANGELOG.md has no section ## " want > "/dev/stderr"; exit 1 } }' CHANGELOG.md
+
+# The image (docs/release.md): built without a daemon by hack/image, a Go
+# module of its own that uses go-containerregistry. One static binary per
+# platform on an empty base, with a CA bundle and a nonroot user, written as
+# an OCI layout with an index over the platforms.
+IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
+IMAGE_DIR ?= _artifacts/image
+IMAGE_SOURCE ?= https://github.com/templatedrift/template-drift-controller
+# The org.opencontainers.image.licenses label, an SPDX expression; the
+# repository states no license yet, so the label makes no assertion.
+IMAGE_LICENSES ?= NOASSERTION
+# Where `make image-push` pushes: the chart's default image.repository and tag.
+IMAGE ?= ghcr.io/templatedrift/template-drift-controller:$(VERSION)
+IMAGE_TOOL := bin/image-tool
+
+.PHONY: image-tool
+image-tool:
+	$(GO) build -C hack/image -o $(CURDIR)/$(IMAGE_TOOL) .
+
+.PHONY: image
+image: image-tool ## Build the controller image for IMAGE_PLATFORMS without a daemon (reproducible): an OCI layout in _artifacts/image/layout.
+	@rm -rf $(IMAGE_DIR)/bin
+	@for p in $(IMAGE_PLATFORMS); do \
+	  echo "go build $$p"; \
+	  CGO_ENABLED=0 GOOS=$${p%%/*} GOARCH=$${p#*/} $(GO) build $(GO_BUILD_FLAGS) \
+	    -o $(IMAGE_DIR)/bin/$${p/\//-}/template-drift-controller ./cmd/template-drift-controller || exit 1; \
+	done
+	$(IMAGE_TOOL) build --out $(IMAGE_DIR)/layout --epoch $(SOURCE_DATE_EPOCH) \
+	  --version $(VERSION) --revision $(COMMIT) --source $(IMAGE_SOURCE) --licenses $(IMAGE_LICENSES) \
+	  $(foreach p,$(IMAGE_PLATFORMS),--binary $(p)=$(IMAGE_DIR)/bin/$(subst /,-,$(p))/template-drift-controller)
+
+.PHONY: image-check
+image-check: image ## Build the image a second time and check it: platforms, user 65532, entrypoint, labels, CA bundle, --version of the host's binary, same digest.
+	$(MAKE) --no-print-directory image IMAGE_DIR=$(IMAGE_DIR)-rebuild
+	$(IMAGE_TOOL) check --layout $(IMAGE_DIR)/layout --same-as $(IMAGE_DIR)-rebuild/layout \
+	  --platforms "$(IMAGE_PLATFORMS)" --version $(VERSION) --revision $(COMMIT)
+	cd hack/image && $(GO) test -count=1 ./...
+
+.PHONY: image-push
+image-push: image ## Push the image index to IMAGE (default: the chart's image, tag VERSION) with the Docker config's credentials.
+	$(IMAGE_TOOL) push --layout $(IMAGE_DIR)/layout --image $(IMAGE)
 
 .PHONY: clean
 clean: ## Remove bin/ (the user cache in ~/.cache/template-drift-controller stays).
@@ -132,12 +189,12 @@ chart-test: testbin ## Test the Helm chart and config/: golden renders, schema, 
 	$(GO) test -count=1 ./internal/chart/
 
 # verify first checks that `go mod tidy` would change neither go.mod nor
-# go.sum. It then compares checksums of every file under config/ and charts/
+# go.sum, of the controller's module and of hack/image's. It then compares checksums of every file under config/ and charts/
 # (tracked or not) before and after `make manifests`, so it flags stale
 # generated files whether or not they are committed yet.
 .PHONY: verify
 verify: ## Fail if `go mod tidy` would change go.mod/go.sum or `make manifests` changes config/ or charts/, then run the chart tests.
-	@for dir in .; do \
+	@for dir in . hack/image; do \
 	  if ! out=$$($(GO) -C $$dir mod tidy -diff 2>&1); then \
 	    echo "verify: go mod tidy would change $$dir/go.mod or go.sum (run it there and commit):"; echo "$$out"; exit 1; \
 	  fi; \
