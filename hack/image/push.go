@@ -14,7 +14,8 @@ import (
 // (registry/repository:tag), as `crane push --index` does, with the
 // credentials of the Docker config (~/.docker/config.json, $DOCKER_CONFIG)
 // and its credential helpers. Blobs the registry already has are not sent
-// again. A registry on localhost or 127.0.0.1 is spoken to over plain HTTP.
+// again. As in crane, a registry on localhost, a loopback or private address
+// or a .local name may be spoken to over plain HTTP.
 func push(ctx context.Context, layoutDir, image string, w io.Writer, opts ...remote.Option) error {
 	idx, desc, err := readIndex(layoutDir)
 	if err != nil {
