@@ -43,6 +43,7 @@ vet: ## Check formatting, run go vet, then golangci-lint (make lint).
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/...
+	$(GO) -C hack/image vet ./...
 	$(MAKE) --no-print-directory lint
 
 # golangci-lint is pinned in hack/build-tools.sh and built into bin/ by it;
@@ -52,9 +53,10 @@ GOLANGCI_LINT ?= bin/golangci-lint/$(GOLANGCI_LINT_VERSION)/golangci-lint
 LINT_ARGS ?=
 
 .PHONY: lint
-lint: ## Build golangci-lint from the Go module proxy (cached) and run it over the whole repository.
+lint: ## Build golangci-lint from the Go module proxy (cached) and run it over the whole repository, hack/image's module too.
 	bash hack/build-tools.sh golangci-lint
 	$(GOLANGCI_LINT) run $(LINT_ARGS) ./...
+	cd hack/image && $(CURDIR)/$(GOLANGCI_LINT) run $(LINT_ARGS) ./...
 
 # Unit tests: the packages whose tests need no control plane, so `make unit`
 # runs without `make testbin`. How to choose: a package belongs in UNIT_PKGS
@@ -78,9 +80,88 @@ unit: ## Run the unit tests that need no control plane (UNIT_PKGS; no testbin), 
 	$(GO) test $(UNIT_FLAGS) $(UNIT_PKGS)
 	$(GO) test $(UNIT_FLAGS) -skip '$(UNIT_SKIP)' $(UNIT_MIXED_PKGS)
 
+# What a build stamps into the binary (internal/version, printed by
+# --version) and the image's labels. VERSION defaults to the chart's
+# appVersion, so the binary, the image tag the chart pulls by default and the
+# chart agree; COMMIT is the checked-out commit (-dirty with local changes);
+# SOURCE_DATE_EPOCH, the commit's time, is the binary's date and every
+# timestamp of the image, so that two builds of one commit are the same
+# bytes. Each may be set on the command line, e.g. for a build from a tarball.
+VERSION ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' charts/template-drift-controller/Chart.yaml)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)$(if $(shell git status --porcelain 2>/dev/null),-dirty)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+# Evaluated once here, not at every use.
+VERSION := $(VERSION)
+COMMIT := $(COMMIT)
+SOURCE_DATE_EPOCH := $(SOURCE_DATE_EPOCH)
+DATE := $(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r $(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ)
+VERSION_PKG := github.com/templatedrift/template-drift-controller/internal/version
+# The Dockerfile passes the same -X flags (a test in hack/image checks it).
+LDFLAGS ?= -s -w -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).Date=$(DATE)
+# -buildvcs=false: the commit is stamped above, and a build from a tarball or
+# the Dockerfile's context (no .git) then gives the same bytes as one from git.
+GO_BUILD_FLAGS ?= -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
+
 .PHONY: build
-build: ## Build the controller binary into bin/.
-	CGO_ENABLED=0 $(GO) build -o bin/template-drift-controller ./cmd/template-drift-controller
+build: ## Build the controller binary into bin/, with VERSION, COMMIT and DATE stamped (--version).
+	CGO_ENABLED=0 $(GO) build $(GO_BUILD_FLAGS) -o bin/template-drift-controller ./cmd/template-drift-controller
+
+.PHONY: version
+version: ## Print VERSION, COMMIT and DATE as builds stamp them (for docker build --build-arg).
+	@echo VERSION=$(VERSION); echo COMMIT=$(COMMIT); echo DATE=$(DATE)
+
+# The version whose CHANGELOG section `make release-notes` prints; a leading
+# v is dropped, as the sections are `## vX.Y.Z - date`.
+RELEASE_VERSION ?= $(VERSION)
+
+.PHONY: release-notes
+release-notes: ## Print the CHANGELOG section of RELEASE_VERSION (default VERSION, the chart's appVersion): the release page's text.
+	@awk -v want="v$(patsubst v%,%,$(RELEASE_VERSION))" ' \
+	  /^## / { if (found) exit; found = ($$2 == want); next } \
+	  found && /^$$/ { if (printed) blanks++; next } \
+	  found { while (blanks > 0) { print ""; blanks-- } print; printed = 1 } \
+	  END { if (!found) { print "release-notes: CHANGELOG.md has no section ## " want > "/dev/stderr"; exit 1 } }' CHANGELOG.md
+
+# The image (docs/release.md): built without a daemon by hack/image, a Go
+# module of its own that uses go-containerregistry. One static binary per
+# platform on an empty base, with a CA bundle and a nonroot user, written as
+# an OCI layout with an index over the platforms.
+IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
+IMAGE_DIR ?= _artifacts/image
+IMAGE_SOURCE ?= https://github.com/templatedrift/template-drift-controller
+# The org.opencontainers.image.licenses label, an SPDX expression; the
+# repository states no license yet, so the label makes no assertion.
+IMAGE_LICENSES ?= NOASSERTION
+# Where `make image-push` pushes: the chart's default image.repository and tag.
+IMAGE ?= ghcr.io/templatedrift/template-drift-controller:$(VERSION)
+IMAGE_TOOL := bin/image-tool
+
+.PHONY: image-tool
+image-tool:
+	$(GO) build -C hack/image -o $(CURDIR)/$(IMAGE_TOOL) .
+
+.PHONY: image
+image: image-tool ## Build the controller image for IMAGE_PLATFORMS without a daemon (reproducible): an OCI layout in _artifacts/image/layout.
+	@rm -rf $(IMAGE_DIR)/bin
+	@for p in $(IMAGE_PLATFORMS); do \
+	  echo "go build $$p"; \
+	  CGO_ENABLED=0 GOOS=$${p%%/*} GOARCH=$${p#*/} $(GO) build $(GO_BUILD_FLAGS) \
+	    -o $(IMAGE_DIR)/bin/$${p/\//-}/template-drift-controller ./cmd/template-drift-controller || exit 1; \
+	done
+	$(IMAGE_TOOL) build --out $(IMAGE_DIR)/layout --epoch $(SOURCE_DATE_EPOCH) \
+	  --version $(VERSION) --revision $(COMMIT) --source $(IMAGE_SOURCE) --licenses $(IMAGE_LICENSES) \
+	  $(foreach p,$(IMAGE_PLATFORMS),--binary $(p)=$(IMAGE_DIR)/bin/$(subst /,-,$(p))/template-drift-controller)
+
+.PHONY: image-check
+image-check: image ## Build the image a second time and check it: platforms, user 65532, entrypoint, labels, CA bundle, --version of the host's binary, same digest.
+	$(MAKE) --no-print-directory image IMAGE_DIR=$(IMAGE_DIR)-rebuild
+	$(IMAGE_TOOL) check --layout $(IMAGE_DIR)/layout --same-as $(IMAGE_DIR)-rebuild/layout \
+	  --platforms "$(IMAGE_PLATFORMS)" --version $(VERSION) --revision $(COMMIT)
+	cd hack/image && $(GO) test -count=1 ./...
+
+.PHONY: image-push
+image-push: image ## Push the image index to IMAGE (default: the chart's image, tag VERSION) with the Docker config's credentials.
+	$(IMAGE_TOOL) push --layout $(IMAGE_DIR)/layout --image $(IMAGE)
 
 .PHONY: clean
 clean: ## Remove bin/ (the user cache in ~/.cache/template-drift-controller stays).
@@ -107,11 +188,18 @@ manifests: ## Generate config/rbac/role.yaml from the +kubebuilder:rbac markers 
 chart-test: testbin ## Test the Helm chart and config/: golden renders, schema, lint, RBAC and API server dry-runs.
 	$(GO) test -count=1 ./internal/chart/
 
-# verify compares checksums of every file under config/ and charts/ (tracked
-# or not) before and after `make manifests`, so it flags stale generated files
-# whether or not they are committed yet.
+# verify first checks that `go mod tidy` would change neither go.mod nor
+# go.sum, of the controller's module and of hack/image's. It then compares checksums of every file under config/ and charts/
+# (tracked or not) before and after `make manifests`, so it flags stale
+# generated files whether or not they are committed yet.
 .PHONY: verify
-verify: ## Fail if `make manifests` changes config/ or charts/ (stale generated files), then run the chart tests.
+verify: ## Fail if `go mod tidy` would change go.mod/go.sum or `make manifests` changes config/ or charts/, then run the chart tests.
+	@for dir in . hack/image; do \
+	  if ! out=$$($(GO) -C $$dir mod tidy -diff 2>&1); then \
+	    echo "verify: go mod tidy would change $$dir/go.mod or go.sum (run it there and commit):"; echo "$$out"; exit 1; \
+	  fi; \
+	done; \
+	echo "verify: go.mod and go.sum are tidy"
 	@snapshot() { find config charts -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum; }; \
 	before="$$(snapshot)"; \
 	$(MAKE) --no-print-directory manifests; \

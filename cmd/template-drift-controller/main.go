@@ -36,6 +36,7 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/version"
 )
 
 // flags are the add-on's own settings; the cross-cutting ones come from
@@ -49,6 +50,7 @@ type flags struct {
 	maxManifestBytes                    int
 	maxReleaseCacheBytes                int64
 	gracefulShutdown                    time.Duration
+	version                             bool
 
 	client         runtimeclient.Options
 	kubeConfig     runtimeclient.KubeConfigOptions
@@ -57,6 +59,7 @@ type flags struct {
 	rateLimiter    helper.RateLimiterOptions
 	watch          helper.WatchOptions
 	jitter         jitter.IntervalOptions
+	compat         compatOptions
 }
 
 func parseFlags(args []string) (*flags, error) {
@@ -76,6 +79,7 @@ func parseFlags(args []string) (*flags, error) {
 	fs.Int64Var(&f.maxReleaseCacheBytes, "max-release-cache-bytes", release.DefaultMemoBytes,
 		"The bytes of decoded releases kept between passes (their manifests, mostly); 0 decodes every pass's release again.")
 	fs.DurationVar(&f.gracefulShutdown, "graceful-shutdown-timeout", 60*time.Second, "How long to wait for reconciles on shutdown.")
+	fs.BoolVar(&f.version, "version", false, "Print the version, commit and commit date, then exit.")
 	f.client.BindFlags(fs)
 	f.kubeConfig.BindFlags(fs)
 	f.log.BindFlags(fs)
@@ -83,11 +87,15 @@ func parseFlags(args []string) (*flags, error) {
 	f.rateLimiter.BindFlags(fs)
 	f.watch.BindFlags(fs)
 	f.jitter.BindFlags(fs)
+	f.compat.BindFlags(fs)
 	// --kubeconfig, as every controller-runtime binary has it.
 	gofs := goflag.NewFlagSet("", goflag.ContinueOnError)
 	ctrlconfig.RegisterFlags(gofs)
 	fs.AddGoFlagSet(gofs)
-	return f, fs.Parse(args)
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	return f, f.compat.load(fs)
 }
 
 func main() {
@@ -101,6 +109,12 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if f.version {
+		if err := version.Print(os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	logger.SetLogger(logger.NewLogger(f.log))
 	ctrl.Log.WithName("setup").Info("Garbage collector target", "gcPercent", setGCPercent(), "fromGOGC", os.Getenv("GOGC") != "")
@@ -211,7 +225,10 @@ func run(f *flags) error {
 		setupLog.Info("Not watching kinds this controller may not list and watch; only the resync covers them (grant them in the chart's templateKinds.rbac)",
 			"kinds", fmt.Sprint(watchKinds.Forbidden))
 	}
-	setupLog.Info("Starting manager", "controller", api.ControllerName)
+	for _, notice := range f.compat.notices() {
+		setupLog.Info(notice)
+	}
+	setupLog.Info("Starting manager", "controller", api.ControllerName, "version", version.Version, "commit", version.Commit)
 	return mgr.Start(ctx)
 }
 

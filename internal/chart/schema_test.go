@@ -27,6 +27,8 @@ func TestRejectsBadValues(t *testing.T) {
 		{name: "flag bool as string", values: `watchAllNamespaces: "yes"`, wantErr: "/watchAllNamespaces"},
 		{name: "resync interval not a duration", values: `resyncInterval: ten minutes`, wantErr: "/resyncInterval"},
 		{name: "no concurrency", values: `concurrent: 0`, wantErr: "/concurrent"},
+		{name: "shutdown timeout not a duration", values: `gracefulShutdownTimeout: 60`, wantErr: "/gracefulShutdownTimeout"},
+		{name: "grace period as a duration", values: `terminationGracePeriodSeconds: 70s`, wantErr: "/terminationGracePeriodSeconds"},
 		{name: "unknown log level", values: `logLevel: verbose`, wantErr: "/logLevel"},
 		{name: "empty template kinds", values: "templateKinds:\n  patterns: []", wantErr: "/templateKinds/patterns"},
 		{name: "template kind without group", values: "templateKinds:\n  patterns: [DockerMachineTemplate]", wantErr: "/templateKinds/patterns/0"},
