@@ -64,7 +64,7 @@ func TestKubeStateMetricsSnippet(t *testing.T) {
 
 	hr := helmv2.HelmRelease{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "fleet", Name: "cluster"},
-		Spec: helmv2.HelmReleaseSpec{Suspend: false, ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "cluster-chart"}},
+		Spec:       helmv2.HelmReleaseSpec{Suspend: false, ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "cluster-chart"}},
 		Status: helmv2.HelmReleaseStatus{
 			Conditions: []metav1.Condition{
 				{Type: "Ready", Status: metav1.ConditionTrue, Reason: "UpgradeSucceeded"},
