@@ -151,14 +151,17 @@ helm-controller-bin: testbin ## Build helm-controller only (cached), for `make b
 # The fleet sizes `make bench` measures, each on a fresh control plane, and
 # the controllers it measures at each size (the add-on, and helm-controller
 # in driftDetection.mode warn for comparison); CI's smoke test is
-# BENCH_N=50 with the add-on only. test/scale/config.go lists the other
-# BENCH_* variables (resync, window, extra controller flags, ...).
+# BENCH_N=50 with the add-on only, on the kubeadm-metal3 fleet. BENCH_FLEETS
+# names the fleet shapes (test/scale/fleets.go: which providers' kinds the
+# API server serves). test/scale/config.go lists the other BENCH_*
+# variables (resync, window, extra controller flags, ...).
 BENCH_N ?= 100 300 1000
 BENCH_CONTROLLERS ?= template-drift-controller helm-controller
+BENCH_FLEETS ?= full
 
 .PHONY: bench
 bench: testbin $(if $(filter helm-controller,$(BENCH_CONTROLLERS)),helm-controller-bin) ## Measure the add-on, and helm-controller in warn mode, on fleets of BENCH_N HelmReleases (one real API server each): one table, JSON in _artifacts/bench/.
-	BENCH_N="$(BENCH_N)" BENCH_CONTROLLERS="$(BENCH_CONTROLLERS)" GO="$(GO)" $(GO) run ./test/scale/cmd/bench
+	BENCH_N="$(BENCH_N)" BENCH_CONTROLLERS="$(BENCH_CONTROLLERS)" BENCH_FLEETS="$(BENCH_FLEETS)" GO="$(GO)" $(GO) run ./test/scale/cmd/bench
 
 # The chaos matrix of issue 12 (test/chaos): scenarios kill, restart, race,
 # failover and lossy on a fleet of CHAOS_N releases each; test/chaos/config.go

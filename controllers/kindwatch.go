@@ -1,8 +1,9 @@
 package controllers
 
 import (
-	"context"
 	"sync"
+
+	"github.com/go-logr/logr"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -10,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
@@ -27,17 +27,20 @@ import (
 // do. Kinds the controller may not list and watch cluster-wide are not in
 // kinds, and are left to the resync.
 type kindWatches struct {
-	kinds   map[schema.GroupKind]bool
+	// log is the controller's logger: Notice runs inside a pass, whose
+	// context is not at hand.
+	log     logr.Logger
 	cache   ctrlcache.Cache
 	handler handler.EventHandler
 
 	mu      sync.Mutex
+	kinds   map[schema.GroupKind]bool
 	ctrl    controller.Controller
 	started map[schema.GroupVersionKind]bool
 }
 
-func newKindWatches(kinds []schema.GroupVersionKind, cache ctrlcache.Cache, h handler.EventHandler) *kindWatches {
-	w := &kindWatches{kinds: map[schema.GroupKind]bool{}, cache: cache, handler: h,
+func newKindWatches(log logr.Logger, kinds []schema.GroupVersionKind, cache ctrlcache.Cache, h handler.EventHandler) *kindWatches {
+	w := &kindWatches{log: log, kinds: map[schema.GroupKind]bool{}, cache: cache, handler: h,
 		started: map[schema.GroupVersionKind]bool{}}
 	for _, gvk := range kinds {
 		w.kinds[gvk.GroupKind()] = true
@@ -55,23 +58,38 @@ func (w *kindWatches) setController(c controller.Controller) {
 // Notice starts the watch of gvk, once, if its kind is watched. It does
 // not wait for the informer to sync: the read that follows does.
 func (w *kindWatches) Notice(gvk schema.GroupVersionKind) {
-	if !w.kinds[gvk.GroupKind()] {
-		return
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.ctrl == nil || w.started[gvk] {
+	if !w.kinds[gvk.GroupKind()] || w.ctrl == nil || w.started[gvk] {
 		return
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	if err := w.ctrl.Watch(source.Kind[client.Object](w.cache, u, w.handler)); err != nil {
 		// Only a controller that has stopped refuses; the next read tries again.
-		log.FromContext(context.Background()).Error(err, "Cannot watch kind", "kind", gvk.String())
+		w.log.Error(err, "Cannot watch kind", "kind", gvk.String())
 		return
 	}
 	w.started[gvk] = true
-	log.FromContext(context.Background()).Info("Watching kind", "kind", gvk.String())
+	w.log.Info("Watching kind", "kind", gvk.String())
+}
+
+// setKinds replaces the kinds watched: the cluster's served kinds changed.
+// A kind no longer watched loses its started versions, whose informers the
+// caller removes; a kind that comes back starts its watch again on its
+// next read.
+func (w *kindWatches) setKinds(kinds []schema.GroupVersionKind) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.kinds = map[schema.GroupKind]bool{}
+	for _, gvk := range kinds {
+		w.kinds[gvk.GroupKind()] = true
+	}
+	for gvk := range w.started {
+		if !w.kinds[gvk.GroupKind()] {
+			delete(w.started, gvk)
+		}
+	}
 }
 
 // Started returns the kinds and versions watched so far.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/go-logr/logr"
+
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -36,7 +38,7 @@ func TestKindWatchesStartOncePerVersion(t *testing.T) {
 	m3v1 := schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Kind: "Metal3MachineTemplate"}
 	m3v2 := m3v1.GroupKind().WithVersion("v1beta2")
 	cluster := schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "Cluster"}
-	w := newKindWatches([]schema.GroupVersionKind{m3v2}, nil, delayedEnqueue{})
+	w := newKindWatches(logr.Discard(), []schema.GroupVersionKind{m3v2}, nil, delayedEnqueue{})
 
 	w.Notice(m3v1)
 	g.Expect(w.Started()).To(BeEmpty(), "nothing before the controller is built")

@@ -44,3 +44,9 @@ package controllers
 // CAPM3's Metal3DataClaims and Metal3Data. Never written.
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machinesets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3dataclaims;metal3datas,verbs=get;list;watch
+
+// The metadata of CustomResourceDefinitions, watched to learn when a kind
+// the controller reads is installed or removed (a provider installed after
+// the add-on). Without it, a kind not served is asked again every five
+// minutes.
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=list;watch

@@ -32,6 +32,10 @@ type WatchKinds struct {
 	// Secrets cluster-wide: the metadata of Helm's release Secrets is then
 	// read from an informer.
 	SecretMetadata bool
+	// CustomResourceDefinitions is true when the controller may list and
+	// watch them: it then learns from their metadata when a kind it reads
+	// appears or goes (servedKinds).
+	CustomResourceDefinitions bool
 }
 
 // readOnlyKinds are read by every pass but never watched for changes.
@@ -108,6 +112,9 @@ func resolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *manifest.Ki
 		}
 	}
 	if out.SecretMetadata, err = mayWatch(ctx, cs, "", "secrets"); err != nil {
+		return WatchKinds{}, err
+	}
+	if out.CustomResourceDefinitions, err = mayWatch(ctx, cs, "apiextensions.k8s.io", "customresourcedefinitions"); err != nil {
 		return WatchKinds{}, err
 	}
 	return out, nil

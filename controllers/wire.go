@@ -2,15 +2,18 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	"github.com/prometheus/client_golang/prometheus"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/templatedrift/template-drift-controller/internal/apply"
@@ -61,13 +64,27 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	if memoBytes == 0 {
 		memoBytes = release.DefaultMemoBytes
 	}
-	cached, readCache, err := newReadCache(mgr, kinds)
+	// One mapper for every pass on the local cluster, whatever the
+	// identity, and for the read cache: it remembers the kinds the cluster
+	// does not serve. With the CRD watch it believes that until a CRD of
+	// its groups changes; without it, for DefaultUnservedRecheck.
+	recheck := apply.DefaultUnservedRecheck
+	if kinds.CustomResourceDefinitions {
+		recheck = 0
+	}
+	served, err := apply.NewServedKinds(func() (apimeta.RESTMapper, error) {
+		return apiutil.NewDynamicRESTMapper(mgr.GetConfig(), mgr.GetHTTPClient())
+	}, recheck)
+	if err != nil {
+		return WatchKinds{}, fmt.Errorf("failed to create the REST mapper: %w", err)
+	}
+	cached, readCache, err := newReadCache(mgr, kinds, served)
 	if err != nil {
 		return WatchKinds{}, err
 	}
 	releases := release.NewReaderWithMemo(cfg.MaxManifestBytes, memoBytes)
 	targets := &apply.Targets{Local: apply.LogWarningsOnce(rest.CopyConfig(mgr.GetConfig())), Reader: mgr.GetAPIReader(),
-		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts,
+		Scheme: mgr.GetScheme(), Mapper: served, DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts,
 		// A client that goes takes the releases read through it along.
 		Evicted: releases.Forget}
 	if cached != nil {
@@ -90,10 +107,21 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	if err != nil {
 		return WatchKinds{}, err
 	}
-	if readCache != nil && len(kinds.Watch) > 0 {
-		w := newKindWatches(kinds.Watch, readCache, r.watchHandler())
-		w.setController(c)
-		targets.Notice = w.Notice
+	if readCache == nil {
+		return kinds, nil
+	}
+	log := mgr.GetLogger().WithName("kinds")
+	w := newKindWatches(log, kinds.Watch, readCache, r.watchHandler())
+	w.setController(c)
+	targets.Notice = w.Notice
+	if kinds.CustomResourceDefinitions {
+		sk := &servedKinds{log: log, groups: servedGroups(cfg.Kinds), mapper: served, cache: readCache, reader: cached, watches: w,
+			resolve: func(ctx context.Context) (WatchKinds, error) {
+				return ResolveWatchKinds(ctx, mgr.GetConfig(), cfg.Kinds)
+			}}
+		if err := sk.start(ctx); err != nil {
+			return WatchKinds{}, err
+		}
 	}
 	return kinds, nil
 }

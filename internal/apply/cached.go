@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,10 +33,40 @@ type CachedReader struct {
 	Cache client.Reader
 	// Live reads what the cache does not hold.
 	Live client.Reader
-	// Kinds are the group kinds read from Cache.
+	// Kinds are the group kinds read from Cache. SetKinds changes them
+	// while passes run.
 	Kinds map[schema.GroupKind]bool
 	// SecretMetadata is true when Cache holds release Secrets' metadata.
 	SecretMetadata bool
+
+	mu sync.RWMutex
+	// read are the kinds and versions read from Cache so far: each has an
+	// informer, which SetKinds' caller removes when its kind goes.
+	read sync.Map
+}
+
+// SetKinds replaces the group kinds read from Cache, and returns the kinds
+// and versions of the informers that served a kind no longer in kinds: the
+// caller removes them, since the cluster stopped serving the kind (or the
+// controller may no longer list and watch it) and their reflectors would
+// fail for ever.
+func (r *CachedReader) SetKinds(kinds []schema.GroupKind) []schema.GroupVersionKind {
+	next := make(map[schema.GroupKind]bool, len(kinds))
+	for _, gk := range kinds {
+		next[gk] = true
+	}
+	r.mu.Lock()
+	r.Kinds = next
+	r.mu.Unlock()
+	var gone []schema.GroupVersionKind
+	r.read.Range(func(k, _ any) bool {
+		if gvk := k.(schema.GroupVersionKind); !next[gvk.GroupKind()] {
+			gone = append(gone, gvk)
+			r.read.Delete(k)
+		}
+		return true
+	})
+	return gone
 }
 
 var _ client.Reader = &CachedReader{}
@@ -72,7 +103,15 @@ func (r *CachedReader) cached(obj runtime.Object) bool {
 	gk := schema.GroupKind{Group: gvk.Group, Kind: strings.TrimSuffix(gvk.Kind, "List")}
 	switch obj.(type) {
 	case *unstructured.Unstructured, *unstructured.UnstructuredList:
-		return r.Kinds[gk]
+		r.mu.RLock()
+		ok := r.Kinds[gk]
+		r.mu.RUnlock()
+		if ok {
+			if _, seen := r.read.Load(gk.WithVersion(gvk.Version)); !seen {
+				r.read.Store(gk.WithVersion(gvk.Version), true)
+			}
+		}
+		return ok
 	case *metav1.PartialObjectMetadata, *metav1.PartialObjectMetadataList:
 		return r.SecretMetadata && gk == schema.GroupKind{Kind: "Secret"}
 	}

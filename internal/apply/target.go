@@ -18,6 +18,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/templatedrift/template-drift-controller/internal/plan"
@@ -189,6 +190,16 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 	opts := client.Options{Scheme: t.Scheme, HTTPClient: httpClient}
 	if !remote {
 		opts.Mapper = t.Mapper
+	}
+	if opts.Mapper == nil {
+		// A cluster of its own (or a local one without a shared mapper):
+		// nothing tells the controller of its CustomResourceDefinitions, so
+		// a kind it does not serve is asked again only after an interval.
+		if opts.Mapper, err = NewServedKinds(func() (apimeta.RESTMapper, error) {
+			return apiutil.NewDynamicRESTMapper(cfg, httpClient)
+		}, DefaultUnservedRecheck); err != nil {
+			return nil, fmt.Errorf("failed to create REST mapper for target %s: %w", key, err)
+		}
 	}
 	c, err := client.New(cfg, opts)
 	if err != nil {

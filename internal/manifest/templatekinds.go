@@ -61,6 +61,19 @@ func (m *KindMatcher) Match(gk schema.GroupKind) bool {
 	return false
 }
 
+// Groups returns the API groups of the patterns, each once.
+func (m *KindMatcher) Groups() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range m.patterns {
+		if !seen[p.group] {
+			seen[p.group] = true
+			out = append(out, p.group)
+		}
+	}
+	return out
+}
+
 // String lists the patterns, for logs and flags.
 func (m *KindMatcher) String() string {
 	out := make([]string, 0, len(m.patterns))

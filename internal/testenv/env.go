@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,6 +37,9 @@ type Env struct {
 	KubeConfigPath string
 	// Paths are the binaries the environment runs.
 	Paths Paths
+	// Omitted are the CRDs Options.OmitKinds left out, for a test to
+	// install later.
+	Omitted []*apiextensionsv1.CustomResourceDefinition
 
 	env *envtest.Environment
 	dir string
@@ -76,6 +82,12 @@ type Options struct {
 	// strategy (only apiVersion changes). The scale benchmark uses it,
 	// where the managers' CPU would drown the figures.
 	ProviderCRDs bool
+	// OmitKinds are kinds whose CRDs are left out, as on a management
+	// cluster without those providers (no RKE2 on a kubeadm cluster, no
+	// Metal3 kinds on another infrastructure). Kind is a path.Match
+	// pattern: {Group: "metal3.io", Kind: "*"} leaves out a whole group. Env.Omitted keeps them, to
+	// install one later. Managers need their own kinds: do not omit those.
+	OmitKinds []schema.GroupKind
 	// APIServerFlags are more kube-apiserver flags, by name without the
 	// leading dashes (the scale benchmark turns the audit log on with
 	// them). They are set after envtest's defaults, so they win over them.
@@ -106,7 +118,7 @@ func StartWith(name string, opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	crds := firstByName(append(provCRDs, base...))
+	crds, omitted := omit(firstByName(append(provCRDs, base...)), opts.OmitKinds)
 	timeout := DefaultStartTimeout
 	if v := os.Getenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT"); v != "" {
 		if d, err := time.ParseDuration(v); err == nil {
@@ -130,7 +142,7 @@ func StartWith(name string, opts Options) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to start control plane %q: %w", name, err)
 	}
-	e := &Env{Name: name, Config: cfg, Paths: paths, env: te}
+	e := &Env{Name: name, Config: cfg, Paths: paths, env: te, Omitted: omitted}
 	if err := e.init(); err != nil {
 		_ = te.Stop()
 		return nil, err
@@ -189,4 +201,19 @@ func (e *Env) Stop() error {
 		return fmt.Errorf("failed to stop control plane %q: %w", e.Name, err)
 	}
 	return nil
+}
+
+// omit splits crds into those kept and those of a kind in kinds.
+func omit(crds []*apiextensionsv1.CustomResourceDefinition, kinds []schema.GroupKind) (kept, omitted []*apiextensionsv1.CustomResourceDefinition) {
+	for _, crd := range crds {
+		if slices.ContainsFunc(kinds, func(gk schema.GroupKind) bool {
+			ok, _ := path.Match(gk.Kind, crd.Spec.Names.Kind)
+			return gk.Group == crd.Spec.Group && ok
+		}) {
+			omitted = append(omitted, crd)
+			continue
+		}
+		kept = append(kept, crd)
+	}
+	return kept, omitted
 }

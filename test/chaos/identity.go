@@ -20,7 +20,8 @@ type IdentityCounts struct {
 	// and discovery, as itself.
 	Own int `json:"own"`
 	// Watches are the list and watch requests of the template and consumer
-	// kinds as itself: the change notifications (controllers/kindwatch.go),
+	// kinds as itself, and of the metadata of CustomResourceDefinitions:
+	// the change notifications (controllers/kindwatch.go, servedkinds.go),
 	// whose objects only map a change to its HelmRelease; no impersonated
 	// pass reads them.
 	Watches int `json:"watches"`

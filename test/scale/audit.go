@@ -105,6 +105,31 @@ func (r Requests) DryRuns() int {
 	return n
 }
 
+// Discovery is the number of discovery requests (/api, /apis, /api/v1
+// and /apis/<group>/<version>): requests for no object, which Requests.add
+// names by their path.
+func (r Requests) Discovery() int {
+	n := 0
+	for what, count := range r.ByResource {
+		if _, path, _ := strings.Cut(what, " "); IsDiscovery(path) {
+			n += count
+		}
+	}
+	return n
+}
+
+// IsDiscovery reports whether a request path is API discovery.
+func IsDiscovery(path string) bool {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch parts[0] {
+	case "api":
+		return len(parts) <= 2
+	case "apis":
+		return len(parts) <= 3
+	}
+	return false
+}
+
 // WritesByResource lists the writes by "verb resource", sorted, for a
 // failure message.
 func (r Requests) WritesByResource() []string {

@@ -59,6 +59,15 @@ func TestCountRequests(t *testing.T) {
 	g.Expect(got[1].Writes()).To(Equal(1), "a dry-run writes nothing")
 	g.Expect(got[1].DryRuns()).To(Equal(1))
 	g.Expect(got[1].WritesByResource()).To(Equal([]string{"patch helmreleases/status: 1"}))
+	g.Expect(got[1].Discovery()).To(Equal(0), "a namespaced path is not discovery")
+}
+
+func TestDiscovery(t *testing.T) {
+	g := NewWithT(t)
+	r := Requests{ByResource: map[string]int{"get /apis": 3, "get /api": 1, "get /api/v1": 1,
+		"get /apis/cluster.x-k8s.io/v1beta2": 2, "get /apis/cluster.x-k8s.io/v1beta2/namespaces/a/machinepools": 5,
+		"list machinepools": 7, "get /openapi/v3": 1}}
+	g.Expect(r.Discovery()).To(Equal(7))
 }
 
 func TestCountRequestsRefusesACorruptLog(t *testing.T) {

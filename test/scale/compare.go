@@ -19,8 +19,9 @@ const (
 // size: how many times more each costs. A ratio is null when the add-on's
 // figure is 0 (or was not computed): helm-controller's is then given alone.
 type Comparison struct {
-	// N is the fleet size.
-	N int `json:"n"`
+	// N is the fleet size, and Fleet its shape.
+	N     int    `json:"n"`
+	Fleet string `json:"fleet"`
 	// Requests is helm-controller's requests per HelmRelease per resync over
 	// the add-on's, in the same window on the same releases: the load on the
 	// API server. RequestsPerReconcile is the same per reconcile: the cost
@@ -37,19 +38,23 @@ type Comparison struct {
 // Compare pairs the add-on's and helm-controller's result at each size
 // both were measured at, in the order of the add-on's runs.
 func Compare(runs []Result) []Comparison {
-	helm := map[int]Result{}
+	type key struct {
+		n     int
+		fleet string
+	}
+	helm := map[key]Result{}
 	for _, r := range runs {
 		if r.Controller == HelmController {
-			helm[r.N] = r
+			helm[key{r.N, r.Fleet}] = r
 		}
 	}
 	var out []Comparison
 	for _, ours := range runs {
-		h, ok := helm[ours.N]
+		h, ok := helm[key{ours.N, ours.Fleet}]
 		if ours.Controller != TemplateDriftController || !ok {
 			continue
 		}
-		out = append(out, Comparison{N: ours.N,
+		out = append(out, Comparison{N: ours.N, Fleet: ours.Fleet,
 			Requests:             ratio(&h.RequestsPerHRPerResync, &ours.RequestsPerHRPerResync),
 			RequestsPerReconcile: ratio(perReconcile(h), perReconcile(ours)),
 			ControllerCPU:        ratio(h.ControllerCPUPerReconcileMs, ours.ControllerCPUPerReconcileMs),

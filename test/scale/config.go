@@ -36,6 +36,10 @@ type Config struct {
 	// Sizes are the fleet sizes, each run on a fresh control plane
 	// (BENCH_N, space-separated).
 	Sizes []int
+	// Fleets are the shapes of management cluster measured, each at every
+	// size (BENCH_FLEETS, space-separated names of Fleets; "full" by
+	// default).
+	Fleets []Fleet
 	// Controllers are the controllers measured at each size, in turn, each
 	// on a fresh control plane (BENCH_CONTROLLERS, space-separated; both by
 	// default).
@@ -92,6 +96,17 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			}
 		}
 		c.Controllers = v
+	}
+	names := DefaultFleets
+	if v := strings.Fields(getenv("BENCH_FLEETS")); len(v) > 0 {
+		names = v
+	}
+	for _, name := range names {
+		f, err := FleetNamed(name)
+		if err != nil {
+			return Config{}, fmt.Errorf("failed to parse BENCH_FLEETS %q: %w", getenv("BENCH_FLEETS"), err)
+		}
+		c.Fleets = append(c.Fleets, f)
 	}
 	if v := strings.Fields(getenv("BENCH_N")); len(v) > 0 {
 		c.Sizes = nil

@@ -33,6 +33,17 @@ func TestConfigFromEnv(t *testing.T) {
 			g.Expect(HelmControllerFlags(c)[5]).To(Equal("--concurrent=8"), "after the harness's own, so it wins")
 		}},
 		{name: "unknown controller", env: map[string]string{"BENCH_CONTROLLERS": "helm-controller kustomize-controller"}, wantErr: "kustomize-controller"},
+		{name: "fleets", env: map[string]string{"BENCH_FLEETS": " kubeadm-metal3  capi-locked "}, check: func(g Gomega, c Config) {
+			g.Expect(c.Fleets).To(HaveLen(2))
+			g.Expect(c.Fleets[0].Name).To(Equal("kubeadm-metal3"))
+			g.Expect(c.Fleets[1].Name).To(Equal("capi-locked"))
+		}},
+		{name: "the full fleet by default", env: map[string]string{}, check: func(g Gomega, c Config) {
+			g.Expect(c.Fleets).To(HaveLen(1))
+			g.Expect(c.Fleets[0].Name).To(Equal("full"))
+			g.Expect(c.Fleets[0].Omit).To(BeEmpty())
+		}},
+		{name: "unknown fleet", env: map[string]string{"BENCH_FLEETS": "full vsphere"}, wantErr: `unknown fleet "vsphere"`},
 		{name: "overrides", env: map[string]string{"BENCH_N": " 50  100 ", "BENCH_RESYNC": "20s", "BENCH_KEEP_AUDIT": "1",
 			"BENCH_CONTROLLER_ARGS": "--concurrent=8 --kube-api-qps=100", "BENCH_CONTROLLER_BIN": "/tmp/old",
 			"BENCH_CONTROLLER_ENV": "GOGC=50  GOMEMLIMIT=150MiB"}, check: func(g Gomega, c Config) {

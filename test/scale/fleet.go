@@ -63,7 +63,8 @@ func FleetManifest(v testenv.ChartValues) string {
 	return strings.Join(kept, "\n---\n")
 }
 
-// CreateFleet creates n releases, each in its own namespace: the live
+// CreateFleet creates n releases of the manifests render gives before and
+// after the pivot, each in its own namespace: the live
 // objects (the bootstrap cluster's values for drifted ones), the opted-in
 // HelmRelease with spec.interval set to interval, the Helm release Secret
 // written with Helm's own storage driver, and the HelmRelease's
@@ -74,9 +75,9 @@ func FleetManifest(v testenv.ChartValues) string {
 // an artifact on chart, which the HelmRelease names in spec.chartRef; the
 // HelmRelease gets the whole status helm-controller leaves after an
 // install, then spec.driftDetection.mode warn.
-func CreateFleet(ctx context.Context, e *testenv.Env, n int, interval time.Duration, chart *ChartServer) error {
-	desired := FleetManifest(testenv.Management)
-	pivoted := FleetManifest(testenv.Bootstrap)
+func CreateFleet(ctx context.Context, e *testenv.Env, n int, interval time.Duration, chart *ChartServer, render func(testenv.ChartValues) string) error {
+	desired := render(testenv.Management)
+	pivoted := render(testenv.Bootstrap)
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(setupWorkers)
 	for i := range n {

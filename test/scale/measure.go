@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
-	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
 // machineTemplate is the kind of the fleet's drifted templates, at the
@@ -79,7 +78,7 @@ func (r *run) converge(ctx context.Context) error {
 	if r.target.IsHelmController() {
 		return r.checkNotUpgraded(ctx)
 	}
-	return r.checkHealed(ctx)
+	return r.fleet.Healed(ctx, r.env.Client, r.n)
 }
 
 // pending lists the HelmReleases that have not converged yet, counted by
@@ -178,27 +177,6 @@ func (r *run) checkNotUpgraded(ctx context.Context) error {
 	return nil
 }
 
-// checkHealed checks that the fleet's Metal3MachineTemplates, two a
-// release, were corrected under their own names.
-func (r *run) checkHealed(ctx context.Context) error {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(machineTemplate.GroupVersion().WithKind(machineTemplate.Kind + "List"))
-	if err := r.env.Client.List(ctx, list); err != nil {
-		return err
-	}
-	var drifted []string
-	for _, o := range list.Items {
-		if url, _, _ := unstructured.NestedString(o.Object, "spec", "template", "spec", "image", "url"); url != testenv.Management.ImageURL {
-			drifted = append(drifted, o.GetNamespace()+"/"+o.GetName())
-		}
-	}
-	if len(list.Items) != 2*r.n || len(drifted) > 0 {
-		return fmt.Errorf("found %d Metal3MachineTemplates (want %d), %d of them still drifted (%v)",
-			len(list.Items), 2*r.n, len(drifted), first(drifted, 5))
-	}
-	return nil
-}
-
 // sample is the counters read at one end of the steady-state window.
 type sample struct {
 	at                          time.Time
@@ -288,13 +266,13 @@ func (r *run) measureReaction(ctx context.Context) error {
 
 func (r *run) reactOnce(ctx context.Context, ns string) (Reaction, error) {
 	tmpl := &unstructured.Unstructured{}
-	tmpl.SetGroupVersionKind(machineTemplate)
-	key := client.ObjectKey{Namespace: ns, Name: "mgmt-md0"}
+	drift := r.fleet.React
+	tmpl.SetGroupVersionKind(drift.GVK)
+	key := client.ObjectKey{Namespace: ns, Name: drift.Name}
 	tmpl.SetNamespace(ns)
 	tmpl.SetName(key.Name)
-	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"image":{"url":%q}}}}}`, reactionImageURL)
 	start := time.Now()
-	if err := r.env.Client.Patch(ctx, tmpl, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+	if err := r.env.Client.Patch(ctx, tmpl, client.RawPatch(types.MergePatchType, []byte(drift.Patch))); err != nil {
 		return Reaction{}, fmt.Errorf("failed to write the drift: %w", err)
 	}
 	out := Reaction{Namespace: ns}
@@ -302,8 +280,7 @@ func (r *run) reactOnce(ctx context.Context, ns string) (Reaction, error) {
 		if err := r.env.Client.Get(ctx, key, tmpl); err != nil {
 			return false, err
 		}
-		url, _, _ := unstructured.NestedString(tmpl.Object, "spec", "template", "spec", "image", "url")
-		return url == testenv.Management.ImageURL, nil
+		return drift.Healed(tmpl), nil
 	})
 	if err != nil {
 		return out, fmt.Errorf("template %s/%s not corrected: %w", ns, key.Name, err)

@@ -22,6 +22,12 @@ type Result struct {
 	Controller string `json:"controller"`
 	// N is the number of opted-in HelmReleases.
 	N int `json:"n"`
+	// Fleet is the shape of the management cluster (Fleets): which kinds
+	// it serves. TemplatesPerRelease and DriftedPerRelease describe its
+	// releases; every other release is drifted.
+	Fleet               string `json:"fleet"`
+	TemplatesPerRelease int    `json:"templatesPerRelease"`
+	DriftedPerRelease   int    `json:"driftedTemplatesPerDriftedRelease"`
 	// ControlPlaneStartSeconds is how long kube-apiserver and etcd took to start.
 	ControlPlaneStartSeconds float64 `json:"controlPlaneStartSeconds"`
 	// SetupSeconds is how long creating the fleet took.
@@ -158,10 +164,6 @@ type Report struct {
 	// binary and flags, when it was measured.
 	HelmControllerBin  string   `json:"helmControllerBin,omitempty"`
 	HelmControllerArgs []string `json:"helmControllerArgs,omitempty"`
-	// TemplatesPerRelease and DriftedPerRelease describe the fleet; every
-	// other release is drifted.
-	TemplatesPerRelease int `json:"templatesPerRelease"`
-	DriftedPerRelease   int `json:"driftedTemplatesPerDriftedRelease"`
 	// Runs are the results, in the order run.
 	Runs []Result `json:"runs"`
 	// Comparisons are helm-controller's figures over the add-on's, for
@@ -192,12 +194,12 @@ var verbOrder = []string{"get", "list", "watch", "create", "update", "patch", "d
 func WriteTable(w io.Writer, runs []Result) error {
 	verbs := tableVerbs(runs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := []string{"N", "controller", "setup", "converge", "req/HR/resync"}
+	head := []string{"N", "fleet", "controller", "setup", "converge", "req/HR/resync"}
 	head = append(head, verbs...)
 	head = append(head, "writes", "upgrades", "reconciles/HR/resync", "CPU/reconcile ctrl", "CPU/reconcile apiserver", "RSS", "peak RSS", "reaction (min-max)")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range runs {
-		row := []string{fmt.Sprint(r.N), r.Controller, seconds(r.SetupSeconds), seconds(r.ConvergenceSeconds), fmt.Sprintf("%.2f", r.RequestsPerHRPerResync)}
+		row := []string{fmt.Sprint(r.N), r.Fleet, r.Controller, seconds(r.SetupSeconds), seconds(r.ConvergenceSeconds), fmt.Sprintf("%.2f", r.RequestsPerHRPerResync)}
 		for _, v := range verbs {
 			row = append(row, fmt.Sprintf("%.2f", r.ByVerbPerHRPerResync[v]))
 		}

@@ -45,6 +45,7 @@ func ControllerFlags(cfg Config) []string {
 type run struct {
 	cfg    Config
 	n      int
+	fleet  Fleet
 	target Target
 	dir    string
 	logf   func(format string, args ...any)
@@ -74,16 +75,17 @@ type run struct {
 	res Result
 }
 
-// Run measures the controller t on a fleet of n releases, on a control
-// plane of its own that it stops before returning, and leaves the
+// Run measures the controller t on a fleet of n releases of shape fleet, on
+// a control plane of its own that it stops before returning, and leaves the
 // controller's log (and, for a failed run or with cfg.KeepAudit, the audit
 // log) in dir.
-func Run(ctx context.Context, cfg Config, t Target, n int, dir string, logf func(format string, args ...any)) (res Result, err error) {
+func Run(ctx context.Context, cfg Config, t Target, fleet Fleet, n int, dir string, logf func(format string, args ...any)) (res Result, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Result{}, err
 	}
-	r := &run{cfg: cfg, n: n, target: t, dir: dir, logf: logf,
-		res: Result{Controller: t.Name, N: n, WindowSeconds: cfg.Window.Seconds(), ResyncSeconds: cfg.Resync.Seconds()}}
+	r := &run{cfg: cfg, n: n, fleet: fleet, target: t, dir: dir, logf: logf,
+		res: Result{Controller: t.Name, N: n, Fleet: fleet.Name, TemplatesPerRelease: fleet.Templates, DriftedPerRelease: fleet.Drifted,
+			WindowSeconds: cfg.Window.Seconds(), ResyncSeconds: cfg.Resync.Seconds()}}
 	defer func() { r.stop(err == nil) }()
 	steps := []struct {
 		name string
@@ -99,26 +101,27 @@ func Run(ctx context.Context, cfg Config, t Target, n int, dir string, logf func
 		{"measure the reaction to a drift", r.measureReaction},
 	}
 	for _, s := range steps {
-		logf("N=%d %s: %s", n, t.Name, s.name)
+		logf("N=%d %s %s: %s", n, fleet.Name, t.Name, s.name)
 		if err := s.do(ctx); err != nil {
-			return r.res, fmt.Errorf("failed to %s with %d releases (%s): %w", s.name, n, t.Name, err)
+			return r.res, fmt.Errorf("failed to %s with %d releases (%s, fleet %s): %w", s.name, n, t.Name, fleet.Name, err)
 		}
 	}
 	return r.res, nil
 }
 
 // startControlPlane starts kube-apiserver and etcd with the audit log on
-// and the kinds of a management cluster (the Cluster API and Metal3
-// providers' CRDs, without their managers and so without webhooks, and
-// those the target needs), and adds the controller's user.
+// and the kinds of a management cluster of the fleet's shape (the Cluster
+// API and Metal3 providers' CRDs less the fleet's omitted kinds, without
+// their managers and so without webhooks, and those the target needs),
+// and adds the controller's user.
 func (r *run) startControlPlane(_ context.Context) error {
 	flags, auditLog, err := AuditFlags(r.dir)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	env, err := testenv.StartWith("bench-"+strconv.Itoa(r.n)+"-"+r.target.Name,
-		testenv.Options{ProviderCRDs: true, APIServerFlags: flags, ExtraCRDDirs: r.target.CRDDirs})
+	env, err := testenv.StartWith("bench-"+strconv.Itoa(r.n)+"-"+r.fleet.Name+"-"+r.target.Name,
+		testenv.Options{ProviderCRDs: true, APIServerFlags: flags, ExtraCRDDirs: r.target.CRDDirs, OmitKinds: r.fleet.Omit})
 	if err != nil {
 		return err
 	}
@@ -143,7 +146,7 @@ func (r *run) createFleet(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := CreateFleet(ctx, r.env, r.n, r.cfg.Resync, r.chart); err != nil {
+	if err := CreateFleet(ctx, r.env, r.n, r.cfg.Resync, r.chart, r.fleet.Render); err != nil {
 		return err
 	}
 	r.res.SetupSeconds = time.Since(start).Seconds()

@@ -7,8 +7,8 @@
 // scale.Config tune it.
 //
 // It exits non-zero when the harness fails, when the add-on wrote anything
-// in a steady-state window, or when helm-controller upgraded a release in
-// one; it asserts no timing.
+// or made a discovery request in a steady-state window, or when
+// helm-controller upgraded a release in one; it asserts no timing.
 package main
 
 import (
@@ -64,21 +64,22 @@ func run(ctx context.Context) error {
 		cfg.Out = filepath.Join(root, "_artifacts", "bench", stamp+".json")
 	}
 	report := scale.Report{Started: started, Commit: describe(root), Cores: runtime.NumCPU(), GoVersion: runtime.Version(),
-		KubeVersion: paths.KubeVersion, EtcdVersion: paths.EtcdVersion,
-		TemplatesPerRelease: scale.TemplatesPerRelease, DriftedPerRelease: scale.DriftedPerRelease}
+		KubeVersion: paths.KubeVersion, EtcdVersion: paths.EtcdVersion}
 	targets, err := targets(ctx, cfg, root, &report)
 	if err != nil {
 		return err
 	}
 runs:
-	for _, n := range cfg.Sizes {
-		for _, t := range targets {
-			res, err := scale.Run(ctx, cfg, t, n, filepath.Join(artifacts, fmt.Sprintf("n%d-%s", n, t.Name)), logf)
-			if err != nil {
-				report.Failure = err.Error()
-				break runs
+	for _, fleet := range cfg.Fleets {
+		for _, n := range cfg.Sizes {
+			for _, t := range targets {
+				res, err := scale.Run(ctx, cfg, t, fleet, n, filepath.Join(artifacts, fmt.Sprintf("n%d-%s-%s", n, fleet.Name, t.Name)), logf)
+				if err != nil {
+					report.Failure = err.Error()
+					break runs
+				}
+				report.Runs = append(report.Runs, res)
 			}
-			report.Runs = append(report.Runs, res)
 		}
 	}
 	report.Comparisons = scale.Compare(report.Runs)
@@ -147,7 +148,10 @@ func finish(report scale.Report, out, artifacts string) error {
 			continue
 		}
 		if r.Writes > 0 {
-			errs = append(errs, fmt.Errorf("with %d releases, the controller wrote %d times in the steady state (%v); want 0", r.N, r.Writes, r.Requests.WritesByResource()))
+			errs = append(errs, fmt.Errorf("with %d releases (fleet %s), the controller wrote %d times in the steady state (%v); want 0", r.N, r.Fleet, r.Writes, r.Requests.WritesByResource()))
+		}
+		if d := r.Requests.Discovery(); d > 0 {
+			errs = append(errs, fmt.Errorf("with %d releases (fleet %s), the controller made %d discovery requests in the steady state; want 0", r.N, r.Fleet, d))
 		}
 	}
 	return errors.Join(errs...)
