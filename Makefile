@@ -65,7 +65,7 @@ lint: ## Build golangci-lint from the Go module proxy (cached) and run it over t
 # no bin/). A package that mixes both goes in UNIT_MIXED_PKGS, with its
 # integration tests listed by name in UNIT_SKIP; a new integration test that is
 # not listed there fails `make unit` loudly instead of being skipped quietly.
-UNIT_PKGS ?= ./internal/diff/... ./internal/plan/... ./internal/manifest/... ./internal/report/... ./internal/diffreport/... ./e2e/framework/...
+UNIT_PKGS ?= ./internal/diff/... ./internal/plan/... ./internal/manifest/... ./internal/report/... ./internal/diffreport/... ./internal/monitoring/... ./e2e/framework/...
 # internal/chart is left to `make chart-test`, which runs its render, golden,
 # schema and lint tests (no control plane) together with its API server ones.
 UNIT_MIXED_PKGS ?= ./internal/release/
@@ -176,7 +176,7 @@ CONTROLLER_GEN_VERSION ?= $(shell sed -n 's/^CONTROLLER_GEN_VERSION=//p' hack/bu
 CONTROLLER_GEN ?= bin/controller-gen/$(CONTROLLER_GEN_VERSION)/controller-gen
 
 .PHONY: tools
-tools: ## Build the tools (controller-gen, golangci-lint) from the Go module proxy into bin/ (cached).
+tools: ## Build the tools (controller-gen, golangci-lint, promtool) from the Go module proxy into bin/ (cached).
 	bash hack/build-tools.sh
 
 .PHONY: manifests
@@ -187,6 +187,16 @@ manifests: ## Generate config/rbac/role.yaml from the +kubebuilder:rbac markers 
 .PHONY: chart-test
 chart-test: testbin ## Test the Helm chart and config/: golden renders, schema, lint, RBAC and API server dry-runs.
 	$(GO) test -count=1 ./internal/chart/
+
+# promtool is pinned in hack/build-tools.sh and built into bin/ by it.
+PROMTOOL_VERSION ?= $(shell sed -n 's/^PROMTOOL_VERSION=//p' hack/build-tools.sh)
+PROMTOOL ?= bin/promtool/$(PROMTOOL_VERSION)/promtool
+
+.PHONY: monitoring-test
+monitoring-test: ## Build promtool (cached); check the alerts and the dashboard's queries with it, run the alerts' unit tests, and test that the metrics they query are served.
+	bash hack/build-tools.sh promtool
+	$(GO) run ./hack/promcheck -promtool $(PROMTOOL)
+	$(GO) test $(UNIT_FLAGS) ./internal/monitoring/ ./internal/report/
 
 # verify first checks that `go mod tidy` would change neither go.mod nor
 # go.sum, of the controller's module and of hack/image's. It then compares checksums of every file under config/ and charts/

@@ -8,6 +8,7 @@ import (
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	"github.com/prometheus/client_golang/prometheus"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -90,12 +91,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 		// Interface fields: a nil *CachedReader must stay a nil Reader.
 		targets.Cached = cached
 	}
+	metrics := report.NewMetrics(cfg.Metrics)
+	metrics.InitKinds(templateKinds(kinds.Watch, cfg.Kinds))
 	r := &HelmReleaseReconciler{
 		Client: mgr.GetClient(),
 		Engine: &pipeline.Engine{Kinds: cfg.Kinds, Releases: releases,
 			MaxManifestBytes: cfg.MaxManifestBytes, DeleteWait: cfg.DeleteWait,
 			Targets: targets},
-		Reporter:       &report.Writer{Client: mgr.GetClient(), Events: cfg.Events, Metrics: report.NewMetrics(cfg.Metrics)},
+		Reporter:       &report.Writer{Client: mgr.GetClient(), Events: cfg.Events, Metrics: metrics},
 		ResyncInterval: cfg.ResyncInterval,
 	}
 	c, err := r.SetupWithManager(ctx, mgr, SetupOptions{
@@ -121,4 +124,21 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 		}
 	}
 	return kinds, nil
+}
+
+// templateKinds are the kinds among watched that are template kinds, for
+// the counters to start at zero.
+func templateKinds(watched []schema.GroupVersionKind, m *manifest.KindMatcher) []string {
+	var out []string
+	if m == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, gvk := range watched {
+		if m.Match(gvk.GroupKind()) && !seen[gvk.Kind] {
+			seen[gvk.Kind] = true
+			out = append(out, gvk.Kind)
+		}
+	}
+	return out
 }

@@ -21,15 +21,23 @@ import (
 // chart, and of config/default, on a real API server with dryRun=All and
 // strict field validation: schema errors, unknown or misspelt fields,
 // duplicate keys and invalid values all fail, and nothing is stored. The
-// ServiceMonitor is validated against a trimmed fixture of its CRD.
+// ServiceMonitor, PodMonitor and PrometheusRule are validated against
+// fixtures of their CRDs, and config/prometheus and config/grafana are
+// created too.
 func TestAPIServerAcceptsManifests(t *testing.T) {
 	env := sharedEnv(t)
 	ctx := t.Context()
 	g := NewWithT(t)
 	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}))).To(Succeed())
-	installCRD(ctx, t, env.Client, filepath.Join("testdata", "servicemonitor-crd.yaml"))
+	for _, crd := range []string{"servicemonitor-crd.yaml", "podmonitor-crd.yaml", "prometheusrule-crd.yaml"} {
+		installCRD(ctx, t, env.Client, filepath.Join("testdata", crd))
+	}
+	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "monitoring"}}))).To(Succeed())
 
-	sources := map[string][]*unstructured.Unstructured{"config/default": buildKustomize(t, "config/default")}
+	sources := map[string][]*unstructured.Unstructured{}
+	for _, dir := range []string{"config/default", "config/prometheus", "config/grafana"} {
+		sources[dir] = buildKustomize(t, dir)
+	}
 	for _, tc := range goldenCases {
 		_, sources["chart "+tc.name] = mustRender(t, tc.values)
 	}

@@ -20,6 +20,7 @@ var goldenCases = []struct {
 }{
 	{name: "default"},
 	{name: "extended", values: "values-extended.yaml"},
+	{name: "monitoring", values: "values-monitoring.yaml"},
 }
 
 // TestGolden compares the rendered chart with testdata/<name>.golden; run

@@ -48,6 +48,11 @@ func TestRejectsBadValues(t *testing.T) {
 			wantErr: "verbs",
 		},
 		{name: "bad scrape interval", values: "serviceMonitor:\n  interval: 30 seconds", wantErr: "/serviceMonitor/interval"},
+		{name: "bad pod monitor interval", values: "podMonitor:\n  interval: 1 minute", wantErr: "/podMonitor/interval"},
+		{name: "not-in-sync threshold not a Prometheus duration", values: "prometheusRule:\n  notInSyncFor: 1h30", wantErr: "/prometheusRule/notInSyncFor"},
+		{name: "empty not-in-sync threshold", values: "prometheusRule:\n  notInSyncFor: ''", wantErr: "/prometheusRule/notInSyncFor"},
+		{name: "runbook URL with an anchor", values: "prometheusRule:\n  runbookBaseURL: https://example.com/runbooks#alerts", wantErr: "/prometheusRule/runbookBaseURL"},
+		{name: "dashboard namespace not a DNS label", values: "grafanaDashboard:\n  namespace: Monitoring", wantErr: "/grafanaDashboard/namespace"},
 		{name: "extra arg without dashes", values: `extraArgs: [concurrent=8]`, wantErr: "/extraArgs/0"},
 		{
 			name:    "replicas without leader election",
@@ -58,6 +63,11 @@ func TestRejectsBadValues(t *testing.T) {
 			name:    "service monitor without service",
 			values:  "serviceMonitor:\n  enabled: true\nmetrics:\n  service:\n    enabled: false",
 			wantErr: "serviceMonitor.enabled needs metrics.service.enabled",
+		},
+		{
+			name:    "both a pod monitor and a service monitor",
+			values:  "serviceMonitor:\n  enabled: true\npodMonitor:\n  enabled: true",
+			wantErr: "both scrape the same pods",
 		},
 		{
 			name:    "existing service account without a name",

@@ -23,13 +23,20 @@ type Conclusion struct {
 	// Drifted counts the templates that still differ from the manifest
 	// after the pass, or UnknownDrift.
 	Drifted int
-	// Corrections are the strategies of the corrections the pass made (or
-	// tried, when CorrectionsFailed), one per template, for the counter.
-	Corrections       []Strategy
+	// Corrections are the corrections the pass made (or tried, when
+	// CorrectionsFailed), one per template, for the counter.
+	Corrections       []Correction
 	CorrectionsFailed bool
 	// Checked counts the templates compared with the live world (skipped
 	// ones are not).
 	Checked int
+}
+
+// Correction is one template correction a pass made or tried, as the
+// corrections counter labels it: by the template's kind and the strategy.
+type Correction struct {
+	Kind     string
+	Strategy Strategy
 }
 
 // Conclude sums up a pass: its decisions, the error that stopped its
@@ -60,7 +67,7 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 				// A pass that only marks a held rotation's original
 				// completes a correction counted when it was made.
 				if !markOnly(t) {
-					c.Corrections = append(c.Corrections, t.Strategy)
+					c.Corrections = append(c.Corrections, Correction{Kind: t.ID.Kind, Strategy: t.Strategy})
 				}
 			}
 			// A rotation that consumers outside the release still hold

@@ -18,6 +18,16 @@ func outcome(name string, o plan.Outcome, s plan.Strategy) plan.TemplatePlan {
 	return plan.TemplatePlan{ID: id(manifest.Metal3MachineTemplateKind, "fleet", name), Outcome: o, Strategy: s}
 }
 
+// corrections are the corrections of templates of outcome's kind with
+// strategies ss.
+func corrections(ss ...plan.Strategy) []plan.Correction {
+	out := make([]plan.Correction, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, plan.Correction{Kind: manifest.Metal3MachineTemplateKind.Kind, Strategy: s})
+	}
+	return out
+}
+
 // held builds the plan of a rotation of template "h" with outcome o that a
 // MachineDeployment outside the release still uses.
 func held(o plan.Outcome) plan.TemplatePlan {
@@ -100,7 +110,7 @@ func TestConclude(t *testing.T) {
 		actErr: writeErr,
 		writes: 1,
 		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.CorrectionFailedReason, Drifted: 4,
-			Corrections:       []plan.Strategy{plan.StrategyInPlace, plan.StrategyRotate, plan.StrategyRecreate},
+			Corrections:       corrections(plan.StrategyInPlace, plan.StrategyRotate, plan.StrategyRecreate),
 			CorrectionsFailed: true, Checked: 6},
 	}, {
 		name:      "write error on the first write: the correction tried is still counted",
@@ -109,14 +119,14 @@ func TestConclude(t *testing.T) {
 		actErr:    writeErr,
 		writes:    0,
 		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.CorrectionFailedReason, Drifted: 1,
-			Corrections: []plan.Strategy{plan.StrategyInPlace}, CorrectionsFailed: true, Checked: 1},
+			Corrections: corrections(plan.StrategyInPlace), CorrectionsFailed: true, Checked: 1},
 	}, {
 		name:      "a failed template when acting: CorrectionFailed; the others' corrections count as made",
 		act:       true,
 		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeFailed, ""), outcome("b", plan.OutcomeDrifted, plan.StrategyRecreate)},
 		writes:    2,
 		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.CorrectionFailedReason, Drifted: 1,
-			Corrections: []plan.Strategy{plan.StrategyRecreate}, Checked: 2},
+			Corrections: corrections(plan.StrategyRecreate), Checked: 2},
 	}, {
 		name:      "the same failed template in warn mode: only drift",
 		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeFailed, ""), outcome("b", plan.OutcomeDrifted, plan.StrategyRecreate)},
@@ -131,7 +141,7 @@ func TestConclude(t *testing.T) {
 		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeWaiting, ""), drifted},
 		writes:    1,
 		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason, Drifted: 1,
-			Corrections: []plan.Strategy{plan.StrategyInPlace}, Checked: 2},
+			Corrections: corrections(plan.StrategyInPlace), Checked: 2},
 	}, {
 		name:      "warn: waiting is drift",
 		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeWaiting, "")},
@@ -142,7 +152,7 @@ func TestConclude(t *testing.T) {
 		templates: []plan.TemplatePlan{drifted, outcome("b", plan.OutcomeMissing, plan.StrategyRecreate), outcome("c", plan.OutcomeInSync, "")},
 		writes:    2,
 		want: plan.Conclusion{Status: metav1.ConditionTrue, Reason: api.DriftCorrectedReason,
-			Corrections: []plan.Strategy{plan.StrategyInPlace, plan.StrategyRecreate}, Checked: 3},
+			Corrections: corrections(plan.StrategyInPlace, plan.StrategyRecreate), Checked: 3},
 	}, {
 		name:      "a correction recorded for this release: DriftCorrected on a quiet pass, nothing counted",
 		act:       true,
@@ -171,7 +181,7 @@ func TestConclude(t *testing.T) {
 		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeBlocked, plan.StrategyRecreate), outcome("b", plan.OutcomeDrifted, plan.StrategyInPlace)},
 		writes:    1,
 		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.CorrectionBlockedReason, Drifted: 1,
-			Corrections: []plan.Strategy{plan.StrategyInPlace}, Checked: 2},
+			Corrections: corrections(plan.StrategyInPlace), Checked: 2},
 	}, {
 		name:      "warn, a blocked template: only drift",
 		templates: []plan.TemplatePlan{outcome("a", plan.OutcomeBlocked, plan.StrategyRecreate), outcome("b", plan.OutcomeInSync, "")},
@@ -196,7 +206,7 @@ func TestConclude(t *testing.T) {
 		templates: []plan.TemplatePlan{held(plan.OutcomeDrifted)},
 		writes:    2,
 		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason, Drifted: 1,
-			Corrections: []plan.Strategy{plan.StrategyRotate}, Checked: 1},
+			Corrections: corrections(plan.StrategyRotate), Checked: 1},
 	}, {
 		name:      "warn, a rotation that foreign consumers would hold: counted once",
 		templates: []plan.TemplatePlan{held(plan.OutcomeDrifted)},
@@ -211,7 +221,7 @@ func TestConclude(t *testing.T) {
 		},
 		actErr: writeErr,
 		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.CorrectionFailedReason, Drifted: 3,
-			Corrections: []plan.Strategy{plan.StrategyInPlace}, CorrectionsFailed: true, Checked: 3},
+			Corrections: corrections(plan.StrategyInPlace), CorrectionsFailed: true, Checked: 3},
 	}, {
 		name:      "acting on drift with no write made and no error: no correction counted",
 		act:       true,
@@ -233,7 +243,7 @@ func TestConclude(t *testing.T) {
 		templates: []plan.TemplatePlan{drifted, outcome("b", plan.OutcomeConflict, "")},
 		writes:    1,
 		want: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.OwnershipConflictReason, Checked: 1,
-			Corrections: []plan.Strategy{plan.StrategyInPlace}},
+			Corrections: corrections(plan.StrategyInPlace)},
 	}, {
 		name:      "a blocked correction outranks a conflict",
 		act:       true,

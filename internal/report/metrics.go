@@ -3,6 +3,7 @@ package report
 import (
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -10,9 +11,38 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
+// The metric names. The alerts in config/prometheus and the dashboard in
+// config/grafana query them, and internal/monitoring's tests check every
+// name and label those queries use against a running controller: renaming
+// one is a breaking change for users' alerts and dashboards.
+const (
+	DriftedTemplatesMetric = "templatedrift_drifted_templates"
+	ConditionMetric        = "templatedrift_templates_in_sync_info"
+	CorrectionsMetric      = "templatedrift_corrections_total"
+	PrunedMetric           = "templatedrift_pruned_replacements_total"
+	DurationMetric         = "templatedrift_reconcile_duration_seconds"
+)
+
+// Results of CorrectionsMetric.
+const (
+	resultSuccess = "success"
+	resultFailure = "failure"
+)
+
+// durationBuckets are gotk_reconcile_duration_seconds' buckets
+// (fluxcd/pkg/runtime/metrics): 10 ms to 30 min, so a pass that waits for a
+// recreate's delete or a slow remote cluster still lands in a bucket, and a
+// panel can put both histograms side by side.
+var durationBuckets = prometheus.ExponentialBucketsRange(10e-3, 1800, 10)
+
+// correctionStrategies are the strategies a correction is counted under
+// (auto resolves to one of them before anything is written).
+var correctionStrategies = []plan.Strategy{plan.StrategyInPlace, plan.StrategyRotate, plan.StrategyRecreate}
+
 // Metrics are the add-on's Prometheus metrics.
 type Metrics struct {
 	drifted     *prometheus.GaugeVec
+	condition   *prometheus.GaugeVec
 	corrections *prometheus.CounterVec
 	pruned      *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
@@ -23,31 +53,51 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		drifted: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "templatedrift_drifted_templates",
+			Name: DriftedTemplatesMetric,
 			Help: "Templates of a HelmRelease that differ from its release manifest and are not corrected.",
 		}, []string{"namespace", "name"}),
+		condition: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: ConditionMetric,
+			Help: "The TemplatesInSync condition of an opted-in HelmRelease: 1 for its current status and reason.",
+		}, []string{"namespace", "name", "status", "reason"}),
 		corrections: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "templatedrift_corrections_total",
-			Help: "Template corrections, by strategy and result.",
-		}, []string{"strategy", "result"}),
+			Name: CorrectionsMetric,
+			Help: "Template corrections, by template kind, strategy and result.",
+		}, []string{"kind", "strategy", "result"}),
 		pruned: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "templatedrift_pruned_replacements_total",
+			Name: PrunedMetric,
 			Help: "Unused replacements the add-on created and then deleted, by kind.",
 		}, []string{"kind"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "templatedrift_reconcile_duration_seconds",
+			Name:    DurationMetric,
 			Help:    "Duration of one pass over a HelmRelease.",
-			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12),
-		}, []string{"namespace", "name"}),
+			Buckets: durationBuckets,
+		}, []string{"kind", "namespace", "name"}),
 	}
-	reg.MustRegister(m.drifted, m.corrections, m.pruned, m.duration)
+	reg.MustRegister(m.drifted, m.condition, m.corrections, m.pruned, m.duration)
 	return m
+}
+
+// InitKinds creates the counters of the template kinds at zero, so that
+// rate() and increase() see the first correction or prune of a kind, and a
+// dashboard lists the kinds before anything happened to them.
+func (m *Metrics) InitKinds(kinds []string) {
+	if m == nil {
+		return
+	}
+	for _, k := range kinds {
+		m.pruned.WithLabelValues(k)
+		for _, s := range correctionStrategies {
+			m.corrections.WithLabelValues(k, string(s), resultSuccess)
+			m.corrections.WithLabelValues(k, string(s), resultFailure)
+		}
+	}
 }
 
 // Duration records how long a pass took.
 func (m *Metrics) Duration(key client.ObjectKey, start time.Time) {
 	if m != nil {
-		m.duration.WithLabelValues(key.Namespace, key.Name).Observe(time.Since(start).Seconds())
+		m.duration.WithLabelValues(helmv2.HelmReleaseKind, key.Namespace, key.Name).Observe(time.Since(start).Seconds())
 	}
 }
 
@@ -55,7 +105,8 @@ func (m *Metrics) Duration(key client.ObjectKey, start time.Time) {
 func (m *Metrics) Forget(key client.ObjectKey) {
 	if m != nil {
 		m.drifted.DeleteLabelValues(key.Namespace, key.Name)
-		m.duration.DeleteLabelValues(key.Namespace, key.Name)
+		m.condition.DeletePartialMatch(prometheus.Labels{"namespace": key.Namespace, "name": key.Name})
+		m.duration.DeleteLabelValues(helmv2.HelmReleaseKind, key.Namespace, key.Name)
 	}
 }
 
@@ -69,9 +120,10 @@ func (m *Metrics) observePruned(pruned []manifest.ID) {
 	}
 }
 
-// observe records a pass's conclusion: the gauge (kept as it was when the
-// pass did not compare templates, dropped when the release opted out) and
-// one count per correction the pass made or tried.
+// observe records a pass's conclusion: the gauges (kept as they were when
+// the pass did not compare templates, or wrote nothing because the release
+// is suspended; dropped when the release opted out) and one count per
+// correction the pass made or tried.
 func (m *Metrics) observe(key client.ObjectKey, c plan.Conclusion) {
 	if m == nil {
 		return
@@ -83,11 +135,16 @@ func (m *Metrics) observe(key client.ObjectKey, c plan.Conclusion) {
 	if c.Drifted != plan.UnknownDrift {
 		m.drifted.WithLabelValues(key.Namespace, key.Name).Set(float64(c.Drifted))
 	}
-	result := "success"
-	if c.CorrectionsFailed {
-		result = "failure"
+	if !c.Silent && c.Reason != "" {
+		// One series per release: the previous status and reason go.
+		m.condition.DeletePartialMatch(prometheus.Labels{"namespace": key.Namespace, "name": key.Name})
+		m.condition.WithLabelValues(key.Namespace, key.Name, string(c.Status), c.Reason).Set(1)
 	}
-	for _, s := range c.Corrections {
-		m.corrections.WithLabelValues(string(s), result).Inc()
+	result := resultSuccess
+	if c.CorrectionsFailed {
+		result = resultFailure
+	}
+	for _, corr := range c.Corrections {
+		m.corrections.WithLabelValues(corr.Kind, string(corr.Strategy), result).Inc()
 	}
 }

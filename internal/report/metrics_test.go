@@ -37,16 +37,18 @@ func TestMetrics(t *testing.T) {
 	g.Expect(gauge(key)).To(Equal(0.0))
 	g.Expect(testutil.CollectAndCount(m.corrections)).To(Equal(0), "no correction, no series")
 
-	m.observe(key, plan.Conclusion{Corrections: []plan.Strategy{plan.StrategyRotate, plan.StrategyInPlace}})
-	m.observe(key, plan.Conclusion{Corrections: []plan.Strategy{plan.StrategyRotate}})
-	m.observe(key, plan.Conclusion{Corrections: []plan.Strategy{plan.StrategyRecreate, plan.StrategyInPlace}, CorrectionsFailed: true, Drifted: 2})
-	count := func(s plan.Strategy, result string) float64 {
-		return testutil.ToFloat64(m.corrections.WithLabelValues(string(s), result))
+	m3mt, data := manifest.Metal3MachineTemplateKind.Kind, manifest.Metal3DataTemplateKind.Kind
+	m.observe(key, plan.Conclusion{Corrections: []plan.Correction{{Kind: m3mt, Strategy: plan.StrategyRotate}, {Kind: data, Strategy: plan.StrategyInPlace}}})
+	m.observe(key, plan.Conclusion{Corrections: []plan.Correction{{Kind: m3mt, Strategy: plan.StrategyRotate}}})
+	m.observe(key, plan.Conclusion{Corrections: []plan.Correction{{Kind: m3mt, Strategy: plan.StrategyRecreate}, {Kind: m3mt, Strategy: plan.StrategyInPlace}},
+		CorrectionsFailed: true, Drifted: 2})
+	count := func(kind string, s plan.Strategy, result string) float64 {
+		return testutil.ToFloat64(m.corrections.WithLabelValues(kind, string(s), result))
 	}
-	g.Expect(count(plan.StrategyRotate, "success")).To(Equal(2.0))
-	g.Expect(count(plan.StrategyInPlace, "success")).To(Equal(1.0))
-	g.Expect(count(plan.StrategyRecreate, "failure")).To(Equal(1.0))
-	g.Expect(count(plan.StrategyInPlace, "failure")).To(Equal(1.0))
+	g.Expect(count(m3mt, plan.StrategyRotate, "success")).To(Equal(2.0))
+	g.Expect(count(data, plan.StrategyInPlace, "success")).To(Equal(1.0))
+	g.Expect(count(m3mt, plan.StrategyRecreate, "failure")).To(Equal(1.0))
+	g.Expect(count(m3mt, plan.StrategyInPlace, "failure")).To(Equal(1.0))
 	g.Expect(testutil.CollectAndCount(m.corrections)).To(Equal(4), "only the series counted above")
 	g.Expect(gauge(key)).To(Equal(2.0))
 
@@ -65,7 +67,8 @@ func TestMetrics(t *testing.T) {
 	g.Expect(testutil.CollectAndCount(m.duration)).To(Equal(0))
 
 	var nilMetrics *Metrics // a nil Metrics records nothing and does not panic
-	nilMetrics.observe(key, plan.Conclusion{Drifted: 1, Corrections: []plan.Strategy{plan.StrategyRotate}})
+	nilMetrics.observe(key, plan.Conclusion{Drifted: 1, Corrections: []plan.Correction{{Kind: "Metal3MachineTemplate", Strategy: plan.StrategyRotate}}})
+	nilMetrics.InitKinds([]string{"Metal3MachineTemplate"})
 	nilMetrics.Duration(key, time.Now())
 	nilMetrics.Forget(key)
 }
@@ -81,7 +84,7 @@ func TestMetricsFromSummaries(t *testing.T) {
 	for range 3 {
 		m.observe(key, Summarize(result(plan.ModeEnabled, 0, tmpl("workers", plan.OutcomeCorrected, both(rotated, withChanges)))).Conclusion)
 	}
-	g.Expect(testutil.ToFloat64(m.corrections.WithLabelValues(string(plan.StrategyRotate), "success"))).To(Equal(1.0))
+	g.Expect(testutil.ToFloat64(m.corrections.WithLabelValues("Metal3MachineTemplate", string(plan.StrategyRotate), "success"))).To(Equal(1.0))
 	g.Expect(testutil.CollectAndCount(m.corrections)).To(Equal(1))
 	g.Expect(testutil.ToFloat64(m.drifted.WithLabelValues("fleet", "cluster-a"))).To(Equal(0.0))
 }

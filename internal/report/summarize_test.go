@@ -77,6 +77,15 @@ func failed(msg string) func(t *plan.TemplatePlan) {
 	return func(t *plan.TemplatePlan) { t.Message = msg }
 }
 
+// strategies are the strategies of cs, in order; nil for none.
+func strategies(cs []plan.Correction) []plan.Strategy {
+	var out []plan.Strategy
+	for _, c := range cs {
+		out = append(out, c.Strategy)
+	}
+	return out
+}
+
 // result builds the Result of a pass in mode, as the engine does: it acts
 // only in enabled mode.
 func result(mode plan.Mode, writes int, templates ...plan.TemplatePlan) *pipeline.Result {
@@ -496,7 +505,7 @@ func TestSummarizeSameConditionAfterCorrection(t *testing.T) {
 			for _, e := range next.Events {
 				g.Expect(e.Always).To(BeFalse())
 			}
-			g.Expect(first.Conclusion.Corrections).To(Equal([]plan.Strategy{tc.correcting.Strategy}))
+			g.Expect(first.Conclusion.Corrections).To(Equal([]plan.Correction{{Kind: m3mtKind.Kind, Strategy: tc.correcting.Strategy}}))
 			g.Expect(next.Conclusion.Corrections).To(BeNil(), "a quiet pass counts no correction")
 
 			// On the HelmRelease: the first pass sets the condition, the

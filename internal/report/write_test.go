@@ -282,9 +282,11 @@ func TestWriteCorrectionThenQuietPass(t *testing.T) {
 	g.Expect(got.Reason).To(Equal(api.DriftDetectedReason))
 	g.Expect(drain()).To(Equal([]string{corev1.EventTypeWarning + " " + api.TemplateDriftDetectedEvent + " " + got.Message}))
 
-	g.Expect(testutil.ToFloat64(w.Metrics.corrections.WithLabelValues(string(plan.StrategyInPlace), "success"))).To(Equal(1.0))
+	g.Expect(testutil.ToFloat64(w.Metrics.corrections.WithLabelValues(m3mtKind.Kind, string(plan.StrategyInPlace), "success"))).To(Equal(1.0))
 	g.Expect(testutil.CollectAndCount(w.Metrics.corrections)).To(Equal(1))
 	g.Expect(testutil.ToFloat64(w.Metrics.drifted.WithLabelValues("fleet", "cluster-a"))).To(Equal(1.0))
+	g.Expect(testutil.ToFloat64(w.Metrics.condition.WithLabelValues("fleet", "cluster-a", "False", api.DriftDetectedReason))).To(Equal(1.0))
+	g.Expect(testutil.CollectAndCount(w.Metrics.condition)).To(Equal(1), "the written condition's series only")
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -295,7 +297,7 @@ func deepCopySummary(o Summary) Summary {
 		c.Condition = o.Condition.DeepCopy()
 	}
 	c.Events = append([]Event(nil), o.Events...)
-	c.Conclusion.Corrections = append([]plan.Strategy(nil), o.Conclusion.Corrections...)
+	c.Conclusion.Corrections = append([]plan.Correction(nil), o.Conclusion.Corrections...)
 	return c
 }
 

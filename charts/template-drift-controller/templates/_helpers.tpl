@@ -40,6 +40,18 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
 {{/*
+Labels that the pods of every instance carry, the main one and each shard's:
+the metrics Service and the PodMonitor select them, so every shard is
+scraped. app.kubernetes.io/part-of names the release's objects as a whole,
+and app is the label Flux's PodMonitor (flux2-monitoring-example) selects
+its controllers by.
+*/}}
+{{- define "tdc.allInstancesLabels" -}}
+app.kubernetes.io/name: {{ include "tdc.name" . }}
+app.kubernetes.io/part-of: {{ include "tdc.fullname" . }}
+{{- end }}
+
+{{/*
 Common labels of every object.
 */}}
 {{- define "tdc.labels" -}}
@@ -80,6 +92,9 @@ Settings that cannot be expressed in values.schema.json.
 {{- define "tdc.validate" -}}
 {{- if and (gt (int .Values.replicas) 1) (not .Values.leaderElection.enabled) }}
 {{- fail "replicas > 1 needs leaderElection.enabled: without it every replica would correct templates" }}
+{{- end }}
+{{- if and .Values.serviceMonitor.enabled .Values.podMonitor.enabled }}
+{{- fail "serviceMonitor.enabled and podMonitor.enabled: both scrape the same pods, so every series would be stored twice; enable one" }}
 {{- end }}
 {{- if and .Values.serviceMonitor.enabled (not .Values.metrics.service.enabled) }}
 {{- fail "serviceMonitor.enabled needs metrics.service.enabled: the ServiceMonitor selects the metrics Service" }}
