@@ -199,9 +199,10 @@ monitoring-test: ## Build promtool (cached); check the alerts and the dashboard'
 	$(GO) test $(UNIT_FLAGS) ./internal/monitoring/ ./internal/report/
 
 # verify first checks that `go mod tidy` would change neither go.mod nor
-# go.sum, of the controller's module and of hack/image's. It then compares checksums of every file under config/ and charts/
-# (tracked or not) before and after `make manifests`, so it flags stale
-# generated files whether or not they are committed yet.
+# go.sum, of the controller's module and of hack/image's. It then compares
+# checksums of every file under config/ and charts/ (tracked or not) before
+# and after `make manifests`, so it flags stale generated files whether or
+# not they are committed yet.
 .PHONY: verify
 verify: ## Fail if `go mod tidy` would change go.mod/go.sum or `make manifests` changes config/ or charts/, then run the chart tests.
 	@for dir in . hack/image; do \
