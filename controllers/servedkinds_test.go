@@ -59,17 +59,7 @@ func (l *requestLog) take() []string {
 func isDiscovery(req string) bool {
 	method, rest, _ := strings.Cut(req, " ")
 	path, _, _ := strings.Cut(rest, "?")
-	if method != http.MethodGet {
-		return false
-	}
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	switch parts[0] {
-	case "api":
-		return len(parts) <= 2
-	case "apis":
-		return len(parts) <= 3
-	}
-	return false
+	return method == http.MethodGet && scale.IsDiscovery(path)
 }
 
 func filterReqs(reqs []string, keep func(string) bool) []string {
