@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -137,7 +138,9 @@ func (r *pivotRun) expectForwarded(ctx context.Context, reason string) {
 		HaveField("InvolvedObject.Kind", helmv2.HelmReleaseKind), HaveField("InvolvedObject.Name", r.key.Name),
 		HaveField("InvolvedObject.Namespace", r.key.Namespace),
 		HaveField("ReportingController", api.ControllerName), HaveField("Reason", reason)), &got))
-	fmt.Fprintf(GinkgoWriter, "RECEIVED %s: %s %v\n", got.Reason, got.Message, got.Metadata)
+	received, _ := json.MarshalIndent(got, "", "  ")
+	fmt.Fprintf(GinkgoWriter, "RECEIVED %s\n", received)
+	_ = os.WriteFile(filepath.Join(suite.artifacts, r.in.Name+"-received-"+reason+".json"), received, 0o644)
 	m := releaseRef.FindStringSubmatch(got.Message)
 	Expect(m).NotTo(BeNil(), "the message names the release")
 	version, _ := strconv.Atoi(m[1])
