@@ -35,8 +35,8 @@ const (
 	alertName = "template-drift"
 )
 
-// The event metadata keys notification-controller reads for a HelmRelease's
-// events: its group, a slash, fluxcd/pkg/apis/event's key.
+// The event metadata keys the add-on sets for a HelmRelease's events: its
+// group, a slash, fluxcd/pkg/apis/event's key.
 var (
 	revisionKey = helmv2.GroupVersion.Group + "/" + eventv1.MetaRevisionKey
 	tokenKey    = helmv2.GroupVersion.Group + "/" + eventv1.MetaTokenKey
@@ -128,9 +128,10 @@ var releaseRef = regexp.MustCompile(`release ` + ns + `/cluster\.v(\d+)`)
 // expectForwarded waits until the receiver got the add-on's event reason
 // about the HelmRelease, then checks its metadata against the status.history
 // snapshot of the release the message names: the chart version as the
-// revision, and no token (notification-controller strips it after
-// deduplicating on it). The Kubernetes Event of the same reason carries
-// both, the token being the release's config digest.
+// revision, and no token (notification-controller deduplicates on it, then
+// removes it). The Kubernetes Event of the same reason carries both under
+// the HelmRelease group's keys, the token being the release's config
+// digest.
 func (r *pivotRun) expectForwarded(ctx context.Context, reason string) {
 	By("notification-controller forwards the add-on's " + reason + " event to the Alert's provider, with helm-controller's metadata")
 	var got eventv1.Event
@@ -146,8 +147,10 @@ func (r *pivotRun) expectForwarded(ctx context.Context, reason string) {
 	version, _ := strconv.Atoi(m[1])
 	snap := r.snapshot(ctx, version)
 	Expect(snap.ChartVersion).NotTo(BeEmpty())
-	Expect(got.Metadata).To(HaveKeyWithValue(revisionKey, snap.ChartVersion))
-	Expect(got.Metadata).NotTo(HaveKey(tokenKey), "notification-controller strips the token")
+	// notification-controller forwards the metadata of the involved
+	// object's group without the group prefix, and never the token.
+	Expect(got.Metadata).To(HaveKeyWithValue(eventv1.MetaRevisionKey, snap.ChartVersion))
+	Expect(got.Metadata).NotTo(HaveKey(eventv1.MetaTokenKey), "notification-controller strips the token")
 
 	events := &corev1.EventList{}
 	Expect(r.mgmt.Client.List(ctx, events, client.InNamespace(ns))).To(Succeed())
