@@ -81,9 +81,10 @@ func (r *pivotRun) startAddon(ctx context.Context) {
 	sa := chart.Deployment.Spec.Template.Spec.ServiceAccountName
 	Expect(r.addon.User).To(Equal("system:serviceaccount:"+addonNamespace+":"+sa), "no admin identity")
 	Expect(chart.Services).NotTo(BeEmpty())
-	metrics, err := r.addon.Scrape(chart.Services[0], "http-metrics", "/metrics")
-	Expect(err).NotTo(HaveOccurred(), "the metrics Service reaches the metrics endpoint")
-	Expect(metrics).To(ContainSubstring(`controller="` + api.ControllerName + `"`))
+	// The controller's series appear once it holds the leader Lease, which
+	// the chart's leader-election Role lets it take in its namespace.
+	Eventually(func() (string, error) { return r.addon.Scrape(chart.Services[0], "http-metrics", "/metrics") }).
+		Should(ContainSubstring(`controller="`+api.ControllerName+`"`), "the metrics Service reaches the controller's metrics")
 }
 
 // expectAddonRefusedNothing fails on what a missing RBAC verb shows as in
