@@ -43,8 +43,8 @@ type Config struct {
 	// helm-controller does.
 	DefaultServiceAccount string
 	KubeConfigOpts        runtimeclient.KubeConfigOptions
-	// Events records events (Flux's recorder in production).
-	Events events.EventRecorder
+	// Events records events with metadata (Flux's recorder in production).
+	Events events.AnnotatedEventRecorder
 	// Metrics is the registry the add-on's metrics go to.
 	Metrics prometheus.Registerer
 	// MaxConcurrentReconciles is --concurrent; RateLimiter the workqueue's.

@@ -1,9 +1,11 @@
 //go:build e2e
 
 // Package e2e is the ginkgo end-to-end suite (`make e2e`): the real
-// helm-controller, source-controller and flux CLI, a chart repository on
-// 127.0.0.1 and a real `clusterctl move` between two API servers, with the
-// add-on as a separate process. E2E_WITHOUT_ADDON=1 is its negative control.
+// helm-controller, source-controller, notification-controller and flux
+// CLI, a chart repository on 127.0.0.1 and a real `clusterctl move` between
+// two API servers, with the add-on installed from its chart and run as its
+// Deployment says, as its ServiceAccount. E2E_WITHOUT_ADDON=1 is its
+// negative control.
 package e2e
 
 import (
@@ -23,12 +25,13 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
-// suite is what every spec shares: the binaries, the chart repository and
-// the artifacts folder.
+// suite is what every spec shares: the binaries, the chart repository,
+// the add-on's chart and the artifacts folder.
 var suite struct {
-	bins      framework.Binaries
-	repo      *framework.ChartRepo
-	artifacts string
+	bins       framework.Binaries
+	repo       *framework.ChartRepo
+	addonChart string
+	artifacts  string
 }
 
 func TestE2E(t *testing.T) {
@@ -45,6 +48,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	root, err := testenv.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
+	suite.addonChart = filepath.Join(root, "charts", "template-drift-controller")
 	suite.artifacts = filepath.Join(root, "_artifacts", "e2e", time.Now().Format("20060102-150405"))
 	Expect(os.MkdirAll(suite.artifacts, 0o755)).To(Succeed())
 	suite.repo, err = framework.ServeChart(filepath.Join(root, "e2e", "testdata", "charts", "cluster"))
@@ -64,15 +68,15 @@ var _ = Describe("Pivot, client-side apply release (first installed by Helm 3)",
 	})
 })
 
-var _ = Describe("Pivot with a locked template, client-side apply release", func() {
+var _ = Describe("Pivot with a locked template, client-side apply release, add-on in the lockdown", func() {
 	PivotSpec(context.Background(), func() PivotSpecInput {
-		return PivotSpecInput{Name: "csa-locked", SSA: false, Locked: true}
+		return PivotSpecInput{Name: "csa-locked", SSA: false, Locked: true, Lockdown: true}
 	})
 })
 
-var _ = Describe("Pivot, server-side apply release (helm-controller v1.6 default)", func() {
+var _ = Describe("Pivot, server-side apply release (helm-controller v1.6 default), add-on in the lockdown", func() {
 	PivotSpec(context.Background(), func() PivotSpecInput {
-		return PivotSpecInput{Name: "ssa", SSA: true, Locked: false}
+		return PivotSpecInput{Name: "ssa", SSA: true, Locked: false, Lockdown: true}
 	})
 })
 

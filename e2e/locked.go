@@ -67,6 +67,7 @@ func (r *pivotRun) blockedThenWayOut(ctx context.Context, before map[string]stri
 	Expect(err).NotTo(HaveOccurred())
 	fmt.Fprintf(GinkgoWriter, "$ flux events -n %s --for HelmRelease/cluster\n%s\n", ns, out)
 	Expect(out).To(ContainSubstring(api.TemplateCorrectionBlockedEvent))
+	r.expectForwarded(ctx, api.TemplateCorrectionBlockedEvent)
 
 	By("the way out: the release switches to client-side apply, and auto rotates")
 	hr := framework.NewClusterHelmRelease(ns, framework.ClusterValues{}, true)

@@ -39,6 +39,10 @@ type PivotSpecInput struct {
 	// Locked makes the pivot also change the Metal3DataTemplate metaData
 	// (the image server IP), which CAPM3 refuses to modify.
 	Locked bool
+	// Lockdown installs the add-on's chart with defaultServiceAccount set:
+	// its own role then reads no Secret and writes no template, and every
+	// pass reads and writes as the tenant's ServiceAccount.
+	Lockdown bool
 }
 
 // pivotRun is the state of one run.
@@ -47,7 +51,8 @@ type pivotRun struct {
 	boot, mgmt *testenv.Env
 	bootFlux   *framework.Flux
 	mgmtFlux   *framework.Flux
-	addon      *framework.Process
+	addon      *framework.Addon
+	receiver   *framework.EventReceiver
 	key        client.ObjectKey
 }
 
@@ -66,7 +71,8 @@ func PivotSpec(ctx context.Context, inputGetter func() PivotSpecInput) {
 			name string
 			env  **testenv.Env
 		}{{"bootstrap", &r.boot}, {"management", &r.mgmt}} {
-			*c.env, err = testenv.StartWith(r.in.Name+"-"+c.name, testenv.Options{ExtraCRDDirs: []string{suite.bins.SourceCRDs}, Managers: true})
+			*c.env, err = testenv.StartWith(r.in.Name+"-"+c.name, testenv.Options{
+				ExtraCRDDirs: []string{suite.bins.SourceCRDs, suite.bins.NotificationCRDs}, Managers: true})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(framework.InstallProviders(ctx, (*c.env).Client)).To(Succeed())
 			for _, n := range []string{ns, "flux-system"} {
@@ -76,17 +82,17 @@ func PivotSpec(ctx context.Context, inputGetter func() PivotSpecInput) {
 	})
 
 	AfterEach(func() {
-		procs := []*framework.Process{r.addon}
-		for _, f := range []*framework.Flux{r.bootFlux, r.mgmtFlux} {
-			if f != nil {
-				procs = append(procs, f.Helm, f.Source)
-			}
+		r.addon.Stop()
+		var procs []*framework.Process
+		if r.addon != nil {
+			procs = append(procs, r.addon.Process)
 		}
+		for _, f := range []*framework.Flux{r.bootFlux, r.mgmtFlux} {
+			f.Stop()
+			procs = append(procs, f.Processes()...)
+		}
+		r.receiver.Close()
 		for _, p := range procs {
-			if p == nil {
-				continue
-			}
-			p.Stop()
 			if CurrentSpecReport().Failed() {
 				fmt.Fprintf(GinkgoWriter, "\n===== %s log (%s) =====\n%s\n", p.Name, p.LogPath, tail(p.Logs(), 150))
 			}
@@ -102,6 +108,7 @@ func PivotSpec(ctx context.Context, inputGetter func() PivotSpecInput) {
 		r.installOnManagement(ctx)
 		r.heal(ctx)
 		r.upgrade(ctx)
+		r.expectAddonRefusedNothing()
 	})
 }
 
@@ -192,6 +199,7 @@ func (r *pivotRun) installOnManagement(ctx context.Context) {
 	r.mgmtFlux, err = framework.StartFlux(r.in.Name+"-management", r.mgmt, suite.bins, suite.artifacts)
 	Expect(err).NotTo(HaveOccurred())
 	c := r.mgmt.Client
+	r.startReceiver(ctx)
 	Expect(framework.CreateHelmRepository(ctx, c, ns, suite.repo.URL)).To(Succeed())
 	Expect(c.Create(ctx, framework.NewClusterHelmRelease(ns, r.values(mgmtURL, r.mgmtIP(), ""), r.in.SSA))).To(Succeed())
 	Eventually(func() bool {
@@ -202,6 +210,7 @@ func (r *pivotRun) installOnManagement(ctx context.Context) {
 	cond, _, err := framework.Condition(ctx, c, r.key, readyType)
 	Expect(err).NotTo(HaveOccurred())
 	r.observe(ctx, "after the management install", cond)
+	r.expectHelmControllerForwarded()
 	m3mts, err := framework.List(ctx, c, infra, "Metal3MachineTemplate", ns)
 	Expect(err).NotTo(HaveOccurred())
 	for _, m := range m3mts {
@@ -254,15 +263,13 @@ func (r *pivotRun) heal(ctx context.Context) {
 	c := r.mgmt.Client
 	refsBefore := r.refs(ctx)
 	dataTemplatesBefore := r.uids(ctx, "Metal3DataTemplate")
-	By("opting in, with the add-on running as a process")
-	var err error
 	if os.Getenv("E2E_WITHOUT_ADDON") == "1" {
 		// Negative control: the add-on steps must fail without the add-on.
 		fmt.Fprintln(GinkgoWriter, "E2E_WITHOUT_ADDON=1: the add-on is not started")
 	} else {
-		r.addon, err = framework.StartAddon(r.in.Name+"-template-drift-controller", r.mgmt, suite.bins, suite.artifacts)
-		Expect(err).NotTo(HaveOccurred())
+		r.startAddon(ctx)
 	}
+	By("opting in")
 	hr := framework.NewClusterHelmRelease(ns, framework.ClusterValues{}, r.in.SSA)
 	Expect(c.Get(ctx, r.key, hr)).To(Succeed())
 	base := hr.DeepCopy()
@@ -305,6 +312,7 @@ func (r *pivotRun) heal(ctx context.Context) {
 		fmt.Fprintf(GinkgoWriter, "$ flux events -n %s --for HelmRelease/cluster\n%s\n", ns, out)
 		_ = os.WriteFile(suite.artifacts+"/"+r.in.Name+"-flux-events.txt", []byte(out), 0o644)
 		Expect(out).To(ContainSubstring(api.TemplateDriftCorrectedEvent))
+		r.expectForwarded(ctx, api.TemplateDriftCorrectedEvent)
 	}
 	r.reconcileWithFlux(ctx)
 }

@@ -2,6 +2,7 @@
 # Builds the Flux binaries the e2e tests run, through the Go module proxy:
 #   helm-controller   (github.com/fluxcd/helm-controller,   HELM_CONTROLLER_VERSION)
 #   source-controller (github.com/fluxcd/source-controller, FLUX_SOURCE_CONTROLLER_VERSION)
+#   notification-controller (github.com/fluxcd/notification-controller, NOTIFICATION_CONTROLLER_VERSION)
 #   flux CLI          (github.com/fluxcd/flux2/v2/cmd/flux, FLUX_CLI_VERSION)
 # Each tool is cached on its own; a tool already in the cache is not rebuilt.
 #
@@ -20,6 +21,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 HELM_CONTROLLER_VERSION="${HELM_CONTROLLER_VERSION}"
 FLUX_SOURCE_CONTROLLER_VERSION="${FLUX_SOURCE_CONTROLLER_VERSION}"
+NOTIFICATION_CONTROLLER_VERSION="${NOTIFICATION_CONTROLLER_VERSION}"
 FLUX_CLI_VERSION="${FLUX_CLI_VERSION}"
 # The builds below must not pick up a go.work from an enclosing folder.
 export GOWORK=off
@@ -162,6 +164,9 @@ fi
 if wants_tool source-controller; then
   build_controller source-controller github.com/fluxcd/source-controller "$FLUX_SOURCE_CONTROLLER_VERSION" \
     "github.com/fluxcd/pkg/artifact v0.18.3 => github.com/fluxcd/pkg/artifact v0.18.0"
+fi
+if wants_tool notification-controller; then
+  build_controller notification-controller github.com/fluxcd/notification-controller "$NOTIFICATION_CONTROLLER_VERSION"
 fi
 if wants_tool flux; then
   build_flux_cli

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Copies the upstream CRDs the tests install (Flux helm-controller and Cluster
-# API) out of their Go modules into bin/crds/<module>/<version>/, so tests read
-# them from a fixed place and never from ../shared.
+# Copies the upstream CRDs the tests install (Flux helm-controller,
+# source-controller and notification-controller, and Cluster API) out of
+# their Go modules into bin/crds/<module>/<version>/, so tests read them
+# from a fixed place and never from ../shared.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 fetch() { # NAME MODULE VERSION FILE...
@@ -44,6 +45,13 @@ fetch source-controller github.com/fluxcd/source-controller "$FLUX_SOURCE_CONTRO
   config/crd/bases/source.toolkit.fluxcd.io_helmcharts.yaml \
   config/crd/bases/source.toolkit.fluxcd.io_helmrepositories.yaml \
   config/crd/bases/source.toolkit.fluxcd.io_ocirepositories.yaml
+
+# ...and the real notification-controller its own: Alerts and Providers
+# (v1beta3), Receivers (v1).
+fetch notification-controller github.com/fluxcd/notification-controller "$NOTIFICATION_CONTROLLER_VERSION" \
+  config/crd/bases/notification.toolkit.fluxcd.io_alerts.yaml \
+  config/crd/bases/notification.toolkit.fluxcd.io_providers.yaml \
+  config/crd/bases/notification.toolkit.fluxcd.io_receivers.yaml
 
 # The real Cluster API and Metal3 managers (hack/build-capi.sh) serve the
 # conversion and admission webhooks of their own CRDs. internal/testenv

@@ -10,9 +10,10 @@ import (
 
 // Binaries are the paths of the tools the suite runs, built by hack/.
 type Binaries struct {
-	HelmController, SourceController, Flux, Addon string
-	// SourceCRDs is source-controller's CRD folder.
-	SourceCRDs string
+	HelmController, SourceController, NotificationController, Flux, Addon string
+	// SourceCRDs and NotificationCRDs are source-controller's and
+	// notification-controller's CRD folders.
+	SourceCRDs, NotificationCRDs string
 }
 
 // DefaultBinaries resolves the binaries under bin/ for hack/versions.env.
@@ -29,11 +30,14 @@ func DefaultBinaries() (Binaries, error) {
 	b := Binaries{
 		HelmController:   filepath.Join(bin, "helm-controller", v["HELM_CONTROLLER_VERSION"], "helm-controller"),
 		SourceController: filepath.Join(bin, "source-controller", v["FLUX_SOURCE_CONTROLLER_VERSION"], "source-controller"),
+		NotificationController: filepath.Join(bin, "notification-controller", v["NOTIFICATION_CONTROLLER_VERSION"],
+			"notification-controller"),
 		Flux:             filepath.Join(bin, "flux", v["FLUX_CLI_VERSION"], "flux"),
 		Addon:            filepath.Join(bin, "template-drift-controller"),
 		SourceCRDs:       filepath.Join(bin, "crds", "source-controller", v["FLUX_SOURCE_CONTROLLER_VERSION"]),
+		NotificationCRDs: filepath.Join(bin, "crds", "notification-controller", v["NOTIFICATION_CONTROLLER_VERSION"]),
 	}
-	for _, f := range []string{b.HelmController, b.SourceController, b.Flux, b.Addon, b.SourceCRDs} {
+	for _, f := range []string{b.HelmController, b.SourceController, b.NotificationController, b.Flux, b.Addon, b.SourceCRDs, b.NotificationCRDs} {
 		if _, err := os.Stat(f); err != nil {
 			return Binaries{}, fmt.Errorf("%s is missing: run `make e2e`, which builds it: %w", f, err)
 		}
@@ -41,50 +45,69 @@ func DefaultBinaries() (Binaries, error) {
 	return b, nil
 }
 
-// Flux is helm-controller and source-controller running against one
-// control plane.
+// Flux is source-controller, notification-controller and helm-controller
+// running against one control plane.
 type Flux struct {
-	Source, Helm *Process
+	Source, Notification, Helm *Process
+	// EventsURL is notification-controller's event receiver, which
+	// helm-controller sends its events to (--events-addr).
+	EventsURL string
 }
 
-// StartFlux starts both controllers with loopback ports (their defaults
-// collide), a storage folder, and the cluster's kubeconfig, and waits until
-// both serve.
+// StartFlux starts the three controllers with loopback ports (their
+// defaults collide), a storage folder, and the cluster's kubeconfig, and
+// waits until each serves. helm-controller sends its events to
+// notification-controller, as in a Flux installation.
 func StartFlux(name string, env *testenv.Env, b Binaries, artifacts string) (*Flux, error) {
 	storage, err := os.MkdirTemp("", "tdc-e2e-storage-")
 	if err != nil {
 		return nil, err
 	}
 	vars := []string{"KUBECONFIG=" + env.KubeConfigPath, "RUNTIME_NAMESPACE=flux-system"}
-	src, err := StartServing(name+"-source-controller", b.SourceController, 3, 1, func(a []string) []string {
+	f := &Flux{}
+	f.Source, err = StartServing(name+"-source-controller", b.SourceController, 3, 1, func(a []string) []string {
 		return []string{"--metrics-addr=" + a[0], "--health-addr=" + a[1], "--storage-path=" + storage,
 			"--storage-addr=" + a[2], "--storage-adv-addr=" + a[2], "--log-level=debug"}
 	}, vars, artifacts)
 	if err != nil {
 		return nil, err
 	}
-	helm, err := StartServing(name+"-helm-controller", b.HelmController, 2, 1, func(a []string) []string {
-		return []string{"--metrics-addr=" + a[0], "--health-addr=" + a[1], "--log-level=debug"}
+	f.Notification, err = StartServing(name+"-notification-controller", b.NotificationController, 4, 1, func(a []string) []string {
+		f.EventsURL = "http://" + a[2] + "/"
+		return []string{"--metrics-addr=" + a[0], "--health-addr=" + a[1], "--events-addr=" + a[2],
+			"--receiverAddr=" + a[3], "--log-level=debug"}
 	}, vars, artifacts)
 	if err != nil {
-		src.Stop()
+		f.Stop()
 		return nil, err
 	}
-	return &Flux{Source: src, Helm: helm}, nil
-}
-
-// Stop stops both controllers.
-func (f *Flux) Stop() {
-	if f == nil {
-		return
+	f.Helm, err = StartServing(name+"-helm-controller", b.HelmController, 2, 1, func(a []string) []string {
+		return []string{"--metrics-addr=" + a[0], "--health-addr=" + a[1], "--events-addr=" + f.EventsURL, "--log-level=debug"}
+	}, vars, artifacts)
+	if err != nil {
+		f.Stop()
+		return nil, err
 	}
-	f.Helm.Stop()
-	f.Source.Stop()
+	return f, nil
 }
 
-// StartAddon runs the add-on binary against env and waits until it serves.
-func StartAddon(name string, env *testenv.Env, b Binaries, artifacts string) (*Process, error) {
-	return StartServing(name, b.Addon, 2, 1, func(a []string) []string {
-		return []string{"--metrics-addr=" + a[0], "--health-addr=" + a[1], "--log-level=debug"}
-	}, []string{"KUBECONFIG=" + env.KubeConfigPath}, artifacts)
+// Processes returns the controllers that were started, for logs.
+func (f *Flux) Processes() []*Process {
+	if f == nil {
+		return nil
+	}
+	var out []*Process
+	for _, p := range []*Process{f.Helm, f.Notification, f.Source} {
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Stop stops the controllers. It is safe to call on nil and more than once.
+func (f *Flux) Stop() {
+	for _, p := range f.Processes() {
+		p.Stop()
+	}
 }

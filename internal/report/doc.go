@@ -11,5 +11,8 @@
 //
 // An event is emitted only when the state it reports is new: a pass that
 // wrote something, or a condition whose reason or message changed. A steady
-// state makes no status write and no event.
+// state makes no status write and no event. Events carry the metadata
+// helm-controller gives its own (EventMetadata): the chart version as the
+// revision, and the config digest as the token notification-controller
+// deduplicates on.
 package report

@@ -37,6 +37,10 @@ type Summary struct {
 	// pass deleted.
 	Conclusion plan.Conclusion
 	Pruned     []manifest.ID
+	// ReleaseVersion is the version of the stored release the pass worked
+	// from (0 when it read none): its status.history snapshot gives the
+	// events their metadata.
+	ReleaseVersion int
 }
 
 // Event is one event on the HelmRelease.
@@ -53,6 +57,9 @@ type Event struct {
 func Summarize(res *pipeline.Result) Summary {
 	c := plan.Conclude(res.Decisions, res.Err, res.Writes)
 	out := Summary{Conclusion: c, Remove: c.Remove, Pruned: res.Pruned}
+	if res.Release != nil {
+		out.ReleaseVersion = res.Release.Version
+	}
 	if c.Remove || c.Silent {
 		return out
 	}

@@ -18,8 +18,9 @@ import (
 type Writer struct {
 	// Client reads and patches HelmReleases on the controller's cluster.
 	Client client.Client
-	// Events records events on the HelmRelease; nil records none.
-	Events events.EventRecorder
+	// Events records events on the HelmRelease, with the metadata
+	// helm-controller gives its own (EventMetadata); nil records none.
+	Events events.AnnotatedEventRecorder
 	// Metrics is updated with every outcome; nil updates none.
 	Metrics *Metrics
 }
@@ -46,10 +47,11 @@ func (w *Writer) Write(ctx context.Context, key client.ObjectKey, out Summary) (
 	if err != nil {
 		return false, fmt.Errorf("failed to write %s condition on HelmRelease %s: %w", api.TemplatesInSyncCondition, key, err)
 	}
+	meta := EventMetadata(snapshotOf(hr, out.ReleaseVersion))
 	for _, e := range out.Events {
 		if significant || e.Always {
 			if w.Events != nil {
-				w.Events.Eventf(hr, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+				w.Events.AnnotatedEventf(hr, nil, meta, e.Type, e.Reason, "Reconcile", "%s", e.Message)
 			}
 		}
 	}
