@@ -106,7 +106,7 @@ func (a *Addon) Scrape(svc corev1.Service, port, path string) (string, error) {
 		}
 		addr, ok := a.deployed.PortAddr(a.addrs, target)
 		if !ok {
-			return "", fmt.Errorf("Service %s port %s targets %s, which the container does not declare", svc.Name, port, target.String())
+			return "", fmt.Errorf("the Service %s: port %s targets %s, which the container does not declare", svc.Name, port, target.String())
 		}
 		resp, err := http.Get("http://" + addr + path)
 		if err != nil {
@@ -119,7 +119,7 @@ func (a *Addon) Scrape(svc corev1.Service, port, path string) (string, error) {
 		}
 		return string(body), err
 	}
-	return "", fmt.Errorf("Service %s has no port %s", svc.Name, port)
+	return "", fmt.Errorf("the Service %s has no port %s", svc.Name, port)
 }
 
 // Stop stops the process and removes its kubeconfig. It is safe to call on

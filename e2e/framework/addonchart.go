@@ -60,7 +60,7 @@ type AddonChart struct {
 // no kubelet runs here. It uses the Helm v4 packages that action.Install
 // uses rather than pkg/action itself, which would bring the OCI registry
 // and plugin runtime into go.mod for a chart that has no hooks.
-func InstallAddonChart(ctx context.Context, env *testenv.Env, chartDir, namespace string, values map[string]any) (*AddonChart, error) {
+func InstallAddonChart(_ context.Context, env *testenv.Env, chartDir, namespace string, values map[string]any) (*AddonChart, error) {
 	ch, err := loader.Load(chartDir)
 	if err != nil {
 		return nil, fmt.Errorf("failed to load chart %s: %w", chartDir, err)

@@ -49,7 +49,7 @@ type probeAt struct {
 func TranslateDeployment(d *appsv1.Deployment) (*Deployed, error) {
 	spec := d.Spec.Template.Spec
 	if len(spec.Containers) != 1 || len(spec.InitContainers) != 0 {
-		return nil, fmt.Errorf("Deployment %s has %d containers and %d init containers, want one container", d.Name, len(spec.Containers), len(spec.InitContainers))
+		return nil, fmt.Errorf("the Deployment %s has %d containers and %d init containers, want one container", d.Name, len(spec.Containers), len(spec.InitContainers))
 	}
 	c := spec.Containers[0]
 	if len(c.Command) > 0 {
