@@ -2,6 +2,14 @@
 SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
 GO ?= go
+# Every build, vet and test of this module compiles as the image's binary is
+# compiled: with -trimpath and without cgo. Each of the two changes the cache
+# key of every package in Go's build cache, so with them the image's
+# linux/amd64 build, go vet, the tests and the binaries the tests build share
+# one compile of each package instead of compiling the dependencies twice
+# (about 10 CPU-minutes on a fresh machine). Nothing here needs cgo.
+export CGO_ENABLED := 0
+export GOFLAGS := $(strip -trimpath $(filter-out -trimpath,$(GOFLAGS)))
 # Tests log the control plane's versions; -v keeps those lines in the output.
 GOTEST_FLAGS ?= -count=1 -v -timeout 30m
 PKGS ?= ./...
