@@ -37,7 +37,8 @@ const servedKindsRetry = 30 * time.Second
 // add-on is used from the next pass on, not minutes later.
 //
 // When a CRD of a group the add-on reads appears, changes or goes, it
-// forgets which kinds were not served (the mapper then asks discovery once
+// forgets the server's remembered answers to dry-runs (a new schema or
+// version changes what the server stores) and which kinds were not served (the mapper then asks discovery once
 // per kind), asks again which kinds to read from informers and watch (with
 // the same access reviews as at start), removes the informers of kinds
 // that went, whose reflectors would otherwise fail for ever, and lets the
@@ -52,6 +53,9 @@ type servedKinds struct {
 	// resolve asks the API server which kinds to read and watch
 	// (ResolveWatchKinds).
 	resolve func(context.Context) (WatchKinds, error)
+	// forget, when set, drops what was learnt from the server's answers
+	// under the old schemas (the engine's Confirmations).
+	forget func()
 
 	mu    sync.Mutex
 	ctx   context.Context
@@ -143,6 +147,9 @@ func (s *servedKinds) refresh() {
 		s.log.Error(err, "Cannot reset the REST mapper after a CustomResourceDefinition changed; trying again", "retryIn", servedKindsRetry.String())
 		s.schedule(servedKindsRetry)
 		return
+	}
+	if s.forget != nil {
+		s.forget()
 	}
 	// Learn what the cluster serves now, so that no pass pays for it.
 	for _, gk := range manifest.UserKinds() {

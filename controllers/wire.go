@@ -97,7 +97,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 		Client: mgr.GetClient(),
 		Engine: &pipeline.Engine{Kinds: cfg.Kinds, Releases: releases,
 			MaxManifestBytes: cfg.MaxManifestBytes, DeleteWait: cfg.DeleteWait,
-			Targets: targets},
+			Targets: targets, Confirmations: &pipeline.Confirmations{}},
 		Reporter:       &report.Writer{Client: mgr.GetClient(), Events: cfg.Events, Metrics: metrics},
 		ResyncInterval: cfg.ResyncInterval,
 	}
@@ -116,6 +116,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	targets.Notice = w.Notice
 	if kinds.CustomResourceDefinitions {
 		sk := &servedKinds{log: log, groups: servedGroups(cfg.Kinds), mapper: served, cache: readCache, reader: cached, watches: w,
+			forget: r.Engine.Confirmations.Reset,
 			resolve: func(ctx context.Context) (WatchKinds, error) {
 				return ResolveWatchKinds(ctx, mgr.GetConfig(), cfg.Kinds)
 			}}

@@ -78,6 +78,7 @@ type world struct {
 	tgt *testenv.Env
 
 	writes    atomic.Int32
+	dryRuns   atomic.Int32 // dry-run creates and patches sent to the target
 	failAfter atomic.Int32 // crash on the write after this many; -1 never
 	recorder  *events.FakeRecorder
 	r         *controllers.HelmReleaseReconciler
@@ -204,6 +205,7 @@ func (w *world) reconciler(cached bool) *controllers.HelmReleaseReconciler {
 			co := &client.CreateOptions{}
 			co.ApplyOptions(opts)
 			if len(co.DryRun) > 0 {
+				w.dryRuns.Add(1)
 				return c.Create(ctx, o, opts...)
 			}
 			return write(func() error { return c.Create(ctx, o, opts...) })
@@ -223,6 +225,7 @@ func (w *world) reconciler(cached bool) *controllers.HelmReleaseReconciler {
 			po := &client.PatchOptions{}
 			po.ApplyOptions(opts)
 			if len(po.DryRun) > 0 {
+				w.dryRuns.Add(1)
 				return c.Patch(ctx, o, p, opts...)
 			}
 			return write(func() error { return c.Patch(ctx, o, p, opts...) })
@@ -240,7 +243,7 @@ func (w *world) reconciler(cached bool) *controllers.HelmReleaseReconciler {
 	return &controllers.HelmReleaseReconciler{
 		Client: env.Client,
 		Engine: &pipeline.Engine{Kinds: kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes), MaxManifestBytes: manifest.DefaultMaxManifestBytes,
-			DeleteWait: 5 * time.Second, Targets: staticTarget{t: target}},
+			DeleteWait: 5 * time.Second, Targets: staticTarget{t: target}, Confirmations: &pipeline.Confirmations{}},
 		Reporter:       &report.Writer{Client: env.Client, Events: w.recorder},
 		ResyncInterval: 10 * time.Minute,
 	}

@@ -5,10 +5,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
@@ -30,36 +32,76 @@ import (
 //
 // It sets in.Changes, and in.DryRun and in.DryRunMessage when the in-place
 // dry-run ran, and returns the server's view (nil when there is none), with
-// which the replacement's changes are confirmed as well.
+// which the replacement's changes are confirmed as well. The engine's
+// Confirmations, when set, answer a request asked before (see
+// Confirmations), so a drift the server keeps confirming costs no request.
 func (p *pass) confirm(ctx context.Context, in *plan.TemplateInput) (*unstructured.Unstructured, error) {
+	memo, hr, id := p.engine.Confirmations, client.ObjectKeyFromObject(p.hr), manifest.IDOf(in.Live)
+	request, memoable := "", memo != nil
+	if memoable {
+		request, memoable = confirmationRequest(p.target.Key, in)
+	}
+	if memoable {
+		if answer, ok := memo.get(hr, id, request); ok {
+			return p.confirmWith(ctx, in, answer), nil
+		}
+	}
+	answer, err := p.askServer(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	// A refusal other than Invalid (forbidden, a webhook that failed) may
+	// be gone next pass: ask again then.
+	if memoable && answer.dryRun != plan.DryRunFailed {
+		memo.put(hr, id, request, answer)
+	}
+	return p.confirmWith(ctx, in, answer), nil
+}
+
+// askServer asks the server what it would store: the in-place dry-run
+// when the strategy needs one, and the dry-run create when that gave no
+// object. An error is a failure to answer, worth retrying the pass.
+func (p *pass) askServer(ctx context.Context, in *plan.TemplateInput) (confirmation, error) {
 	c := p.target.Client
-	var view *unstructured.Unstructured
+	var answer confirmation
 	if plan.NeedsDryRun(in.Requested) {
-		answer, err := apply.DryRunInPlace(ctx, c, in.Live, in.Changes)
+		inPlace, err := apply.DryRunInPlace(ctx, c, in.Live, in.Changes)
 		if err != nil {
-			return nil, err
+			return confirmation{}, err
 		}
-		in.DryRun, in.DryRunMessage, view = answer.DryRun, answer.Message, answer.Object
+		answer.dryRun, answer.dryRunMessage, answer.view = inPlace.DryRun, inPlace.Message, inPlace.Object
 	}
+	if answer.view != nil {
+		return answer, nil
+	}
+	view, err := apply.ServerView(ctx, c, in.Desired)
+	switch {
+	case err == nil:
+		answer.view = view
+	case apply.IsRefusal(err):
+		answer.unconfirmed = err.Error()
+	default:
+		// A timeout, throttling or an unreachable webhook says nothing
+		// about the object: retry the pass rather than act on a raw
+		// diff that conversion alone may explain.
+		return confirmation{}, err
+	}
+	return answer, nil
+}
+
+// confirmWith sets on in what the server answered, keeps only the changes
+// it confirms, and returns its view.
+func (p *pass) confirmWith(ctx context.Context, in *plan.TemplateInput, answer confirmation) *unstructured.Unstructured {
 	logger := log.FromContext(ctx).V(1).WithValues("template", klog.KObj(in.Live), "kind", in.Live.GetKind())
-	if view == nil {
-		var err error
-		if view, err = apply.ServerView(ctx, c, in.Desired); err != nil {
-			if !apply.IsRefusal(err) {
-				// A timeout, throttling or an unreachable webhook says nothing
-				// about the object: retry the pass rather than act on a raw
-				// diff that conversion alone may explain.
-				return nil, err
-			}
-			in.Unconfirmed = err.Error()
-			logger.Info("Keeping the raw diff: the server refuses a dry-run create of the manifest's object", "reason", in.Unconfirmed)
-			return nil, nil
-		}
+	in.DryRun, in.DryRunMessage, in.Unconfirmed = answer.dryRun, answer.dryRunMessage, answer.unconfirmed
+	if answer.view == nil {
+		logger.Info("Keeping the raw diff: the server refuses a dry-run create of the manifest's object", "reason", in.Unconfirmed)
+		return nil
 	}
-	kept, serverMade := diff.Confirm(in.Changes, view, in.Live)
+	kept, serverMade := diff.Confirm(in.Changes, answer.view, in.Live)
 	if len(serverMade) > 0 {
 		logger.Info("Ignoring differences the server makes itself", "diff", diff.Summary(serverMade, 80, 10))
 	}
 	in.Changes = kept
-	return view, nil
+	return answer.view
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
@@ -77,6 +78,9 @@ func (p *pass) decideTemplate(ctx context.Context, m *unstructured.Unstructured,
 		in.Changes = changesOf(desired, live, p.previous[manifest.IDOf(m)], p.ignorer.PathsFor(m))
 	}
 	if len(in.Changes) == 0 || live.GetDeletionTimestamp() != nil {
+		if live != nil {
+			p.engine.Confirmations.drop(client.ObjectKeyFromObject(p.hr), manifest.IDOf(live))
+		}
 		return plan.DecideTemplate(in), nil
 	}
 	view, err := p.confirm(ctx, &in)

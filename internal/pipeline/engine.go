@@ -30,6 +30,7 @@ type forgetter interface {
 // Forget lets go of what the engine keeps for a HelmRelease that is gone or
 // being deleted: its target's client, if no other HelmRelease uses it.
 func (e *Engine) Forget(hr types.NamespacedName) {
+	e.Confirmations.Forget(hr)
 	if f, ok := e.Targets.(forgetter); ok {
 		f.Forget(hr)
 	}
@@ -48,6 +49,9 @@ type Engine struct {
 	MaxManifestBytes int
 	// DeleteWait bounds how long a recreate waits for its delete.
 	DeleteWait time.Duration
+	// Confirmations, when set, remembers the server's answers to the
+	// dry-runs that confirm drift, across passes.
+	Confirmations *Confirmations
 }
 
 // Request is one pass.
@@ -78,6 +82,17 @@ type Result struct {
 // come back as a Verdict; an error return means the pass could not run and
 // should be retried with back-off.
 func (e *Engine) Run(ctx context.Context, req Request) (*Result, error) {
+	res, err := e.run(ctx, req)
+	if err != nil || (res != nil && res.Err != nil) {
+		// The server answered other than remembered, or the pass could
+		// not finish: ask it again next pass.
+		e.Confirmations.Forget(types.NamespacedName{Namespace: req.HelmRelease.Namespace, Name: req.HelmRelease.Name})
+	}
+	return res, err
+}
+
+// run is Run, without the forgetting.
+func (e *Engine) run(ctx context.Context, req Request) (*Result, error) {
 	hr := req.HelmRelease
 	opts, cfgErr := plan.ParseOptions(hr.GetAnnotations())
 	suspended := hr.Spec.Suspend
