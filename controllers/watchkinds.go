@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"github.com/templatedrift/template-drift-controller/internal/plan"
+
 	"context"
 	"fmt"
 	"strings"
@@ -14,7 +16,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 )
 
@@ -55,10 +56,10 @@ var resolveBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, J
 // controller's RBAC does not let it list and watch is left out: a watch on
 // it would never sync and would stop the manager. Kinds installed later, or
 // left out, are still covered by the periodic resync. A failure that may
-// pass (apply.MayPass) is retried with resolveBackoff.
+// pass (plan.MayPass) is retried with resolveBackoff.
 func ResolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *manifest.KindMatcher) (WatchKinds, error) {
 	var out WatchKinds
-	err := retry.OnError(resolveBackoff, apply.MayPass, func() error {
+	err := retry.OnError(resolveBackoff, plan.MayPass, func() error {
 		var err error
 		out, err = resolveWatchKinds(ctx, cfg, kinds)
 		return err
@@ -68,11 +69,11 @@ func ResolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *manifest.Ki
 
 // RetryStartup runs a step of the controller's start that reads the API
 // server (building the manager runs a discovery), retrying a failure that
-// may pass (apply.MayPass) with resolveBackoff, as ResolveWatchKinds does: the
+// may pass (plan.MayPass) with resolveBackoff, as ResolveWatchKinds does: the
 // controller exits when its start fails, so one lost response among the
 // discovery requests would stop it.
 func RetryStartup(step func() error) error {
-	return retry.OnError(resolveBackoff, apply.MayPass, step)
+	return retry.OnError(resolveBackoff, plan.MayPass, step)
 }
 
 func resolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *manifest.KindMatcher) (WatchKinds, error) {

@@ -61,14 +61,6 @@ func ServerView(ctx context.Context, c client.Client, obj *unstructured.Unstruct
 	return view, nil
 }
 
-// IsRefusal reports whether err is the server's answer about the object
-// itself (invalid, forbidden by admission, a bad request), as opposed to a
-// failure to answer (timeout, throttling, a webhook that cannot be reached),
-// which says nothing about the object and is worth a retry.
-func IsRefusal(err error) bool {
-	return apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err)
-}
-
 // dryRunCreate creates a copy of obj under probeName with dryRun=All and
 // returns the server's answer. Server-set metadata a manifest object might
 // carry is cleared, as a create refuses a resourceVersion.

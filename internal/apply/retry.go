@@ -1,28 +1,15 @@
 package apply
 
 import (
+	"github.com/templatedrift/template-drift-controller/internal/plan"
+
 	"context"
-	"errors"
 	"time"
 
-	"golang.org/x/net/http2"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
-
-// MayPass reports whether err may pass on its own: an error on the server,
-// throttling, a timeout, or a lost connection or stream (an HTTP/2 stream
-// reset: the response lost on its way back).
-func MayPass(err error) bool {
-	var stream http2.StreamError
-	return apierrors.IsInternalError(err) || apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) ||
-		apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsUnexpectedServerError(err) ||
-		utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
-		errors.As(err, &stream)
-}
 
 // readBackoff paces a pass's retries of a read that failed in a way that
 // may pass: two more tries, 100 and 200 ms later. A pass reads some forty
@@ -46,7 +33,7 @@ func (r retryingReader) List(ctx context.Context, list client.ObjectList, opts .
 	return retry.OnError(readBackoff, retryable(ctx), func() error { return r.Reader.List(ctx, list, opts...) })
 }
 
-// retryable is MayPass while ctx lives.
+// retryable is plan.MayPass while ctx lives.
 func retryable(ctx context.Context) func(error) bool {
-	return func(err error) bool { return ctx.Err() == nil && MayPass(err) }
+	return func(err error) bool { return ctx.Err() == nil && plan.MayPass(err) }
 }

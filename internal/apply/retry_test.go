@@ -3,42 +3,14 @@ package apply
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/url"
 	"testing"
 
 	. "github.com/onsi/gomega"
-	"golang.org/x/net/http2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
-
-func TestMayPass(t *testing.T) {
-	gr := schema.GroupResource{Resource: "metal3machinetemplates"}
-	reset := &url.Error{Op: "Get", URL: "https://127.0.0.1/apis", Err: http2.StreamError{StreamID: 7, Code: http2.ErrCodeInternal}}
-	cases := []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{"a 500", apierrors.NewInternalError(errors.New("boom")), true},
-		{"a 429", apierrors.NewTooManyRequests("slow down", 1), true},
-		{"a 503", apierrors.NewServiceUnavailable("later"), true},
-		{"an HTTP/2 stream reset (the response lost)", reset, true},
-		{"a stream reset, wrapped", fmt.Errorf("failed to get x: %w", reset), true},
-		{"a 404", apierrors.NewNotFound(gr, "x"), false},
-		{"a 409", apierrors.NewConflict(gr, "x", errors.New("moved on")), false},
-		{"a 403", apierrors.NewForbidden(gr, "x", errors.New("no")), false},
-		{"a 422", apierrors.NewInvalid(schema.GroupKind{Kind: "X"}, "x", nil), false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			NewWithT(t).Expect(MayPass(tc.err)).To(Equal(tc.want))
-		})
-	}
-}
 
 // failingReader fails its first n reads with err.
 type failingReader struct {

@@ -1,6 +1,8 @@
 package apply
 
 import (
+	"github.com/templatedrift/template-drift-controller/internal/plan"
+
 	"context"
 	"errors"
 	"fmt"
@@ -73,7 +75,7 @@ func (w *writer) validateCreate(ctx context.Context, obj *unstructured.Unstructu
 	switch {
 	case err == nil:
 		return nil
-	case IsRefusal(err):
+	case plan.IsRefusal(err):
 		return fmt.Errorf("failed to recreate %s %s/%s: the server refuses the manifest's object: %w",
 			obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	default:

@@ -78,7 +78,7 @@ func (p *pass) askServer(ctx context.Context, in *plan.TemplateInput) (confirmat
 	switch {
 	case err == nil:
 		answer.view = view
-	case apply.IsRefusal(err):
+	case plan.IsRefusal(err):
 		answer.unconfirmed = err.Error()
 	default:
 		// A timeout, throttling or an unreachable webhook says nothing

@@ -2,9 +2,7 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -58,7 +56,7 @@ func (p *pass) gather(ctx context.Context, facts *plan.Facts) error {
 		return err
 	}
 	rel, objs, err := p.readRelease(ctx)
-	if storageUnreadable(err) {
+	if plan.StorageUnreadable(err) {
 		// As in gatherStorage: a failed read says nothing about the
 		// release, so the pass fails and is retried with back-off instead
 		// of waiting for the resync as for a missing release.
@@ -84,19 +82,6 @@ func (p *pass) gather(ctx context.Context, facts *plan.Facts) error {
 	}
 	p.ignorer = ignorer
 	return nil
-}
-
-// storageUnreadable reports whether err is a failure to read Helm storage
-// that may pass (an error on the server, throttling, a lost connection),
-// rather than a fact about the release: not found, corrupt, too large, not
-// the one status.history names, or not ours to read (forbidden).
-func storageUnreadable(err error) bool {
-	if err == nil || errors.Is(err, release.ErrReleaseNotFound) || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
-		return false
-	}
-	var status apierrors.APIStatus
-	var conn *url.Error
-	return errors.As(err, &status) || errors.As(err, &conn)
 }
 
 // gatherStorage lists the release's versions in Helm storage (metadata

@@ -3,7 +3,6 @@ package plan
 import (
 	"errors"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/templatedrift/template-drift-controller/api"
@@ -36,7 +35,7 @@ func ErrorVerdict(err error) (Verdict, bool) {
 		return Verdict{Status: metav1.ConditionFalse, Reason: api.InvalidConfigurationReason, Message: err.Error()}, true
 	case errors.Is(err, ErrTargetUnavailable):
 		return Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Message: err.Error()}, true
-	case apierrors.IsForbidden(err):
+	case ClassifyError(err) == ErrorForbidden:
 		// The identity's rights, not a fault to retry with back-off: say
 		// so, write nothing, look again later.
 		return Verdict{Status: metav1.ConditionFalse, Reason: api.AccessDeniedReason, Message: err.Error()}, true
