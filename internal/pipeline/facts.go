@@ -67,7 +67,7 @@ func (p *pass) gather(ctx context.Context, facts *plan.Facts) error {
 	}
 	if rel != nil {
 		p.rel, p.res.Release, facts.ReleaseStatus = rel, rel, rel.Status
-		p.helm = helmFacts(p.hr, rel)
+		p.helm = plan.HelmFactsOf(p.hr, plan.ApplyMethod(rel.ApplyMethod))
 		facts.Helm = p.helm
 	}
 	p.objs = objs
@@ -196,19 +196,3 @@ func (p *pass) readPrevious(ctx context.Context) {
 	}
 }
 
-// helmFacts says how Helm will apply the release's objects next time: the
-// upgrade's spec.upgrade.serverSideApply when it is enabled or disabled, the
-// stored release's apply method when it is auto (helm-controller's default).
-func helmFacts(hr *helmv2.HelmRelease, rel *release.Release) plan.HelmFacts {
-	method := rel.ApplyMethod
-	switch hr.GetUpgrade().ServerSideApply {
-	case helmv2.ServerSideApplyEnabled:
-		method = "ssa"
-	case helmv2.ServerSideApplyDisabled:
-		method = "csa"
-	}
-	return plan.HelmFacts{
-		ApplyMethod:           method,
-		DriftDetectionEnabled: hr.GetDriftDetection().GetMode() == helmv2.DriftDetectionEnabled,
-	}
-}

@@ -17,33 +17,15 @@ func blockedMessage(in TemplateInput, why string) string {
 		fmt.Fprintf(&b, "correction blocked: strategy recreate would delete the template, and the delete cannot complete: %s; nothing was deleted", why)
 	} else {
 		fmt.Fprintf(&b, "correction blocked: the server refuses the change in place, a recreate cannot complete (%s), and a rotation would not stick: %s; nothing was written",
-			why, strings.Join(reassertions(in.Helm), " and "))
+			why, strings.Join(whys(in.Helm), " and "))
 	}
 	b.WriteString(". Ways out: " + strings.Join(waysOut(in), ", or "))
 	return b.String()
 }
 
-// reassertions says why Helm would set a repointed reference back.
-func reassertions(h HelmFacts) []string {
-	var out []string
-	if h.ApplyMethod == "ssa" {
-		out = append(out, "the release is upgraded with server-side apply, which sets every repointed reference back")
-	}
-	if h.DriftDetectionEnabled {
-		out = append(out, "helm-controller drift detection is enabled and sets every repointed reference back")
-	}
-	return out
-}
-
 // waysOut lists what the user can change so that a correction sticks.
 func waysOut(in TemplateInput) []string {
-	var rotate []string
-	if in.Helm.ApplyMethod == "ssa" {
-		rotate = append(rotate, "upgrade with client-side apply (spec.upgrade.serverSideApply: disabled)")
-	}
-	if in.Helm.DriftDetectionEnabled {
-		rotate = append(rotate, "set spec.driftDetection.mode to warn")
-	}
+	rotate := waysOutOf(in.Helm)
 	var out []string
 	switch {
 	case in.Requested == StrategyRecreate && len(rotate) == 0:
@@ -54,4 +36,23 @@ func waysOut(in TemplateInput) []string {
 		out = append(out, strings.Join(rotate, " and ")+", after which auto rotates")
 	}
 	return append(out, "give the template a new name in the chart")
+}
+
+// whys says why Helm would set a repointed reference back.
+func whys(h HelmFacts) []string {
+	var out []string
+	for _, r := range h.reassertions() {
+		out = append(out, r.why)
+	}
+	return out
+}
+
+// waysOutOf says what the user can change so that Helm keeps a repointed
+// reference.
+func waysOutOf(h HelmFacts) []string {
+	var out []string
+	for _, r := range h.reassertions() {
+		out = append(out, r.wayOut)
+	}
+	return out
 }

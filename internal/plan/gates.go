@@ -193,15 +193,7 @@ func GateRotateUndone(f Facts) (Verdict, bool) {
 	if f.Options.Strategy != StrategyRotate || !f.Helm.HelmReassertsReferences() {
 		return Verdict{}, false
 	}
-	var why, out []string
-	if f.Helm.ApplyMethod == "ssa" {
-		why = append(why, "the release is applied with server-side apply, so Helm sets every repointed reference back on each upgrade")
-		out = append(out, "switch the release to client-side apply (spec.upgrade.serverSideApply: disabled)")
-	}
-	if f.Helm.DriftDetectionEnabled {
-		why = append(why, "helm-controller drift detection is enabled, so it sets every repointed reference back when it corrects drift")
-		out = append(out, "set spec.driftDetection.mode to warn")
-	}
+	why, out := whys(f.Helm), waysOutOf(f.Helm)
 	msg := fmt.Sprintf("%s: annotation %s=%q cannot work with this release: %s, and each flip rolls machines; use strategy auto (which recreates a locked template nothing uses, and reports CorrectionBlocked for one in use), or %s",
 		ErrInvalidConfiguration, api.StrategyAnnotation, StrategyRotate, strings.Join(why, "; "), strings.Join(out, " and "))
 	return Verdict{Status: metav1.ConditionFalse, Reason: api.InvalidConfigurationReason, Message: msg}, true

@@ -246,7 +246,7 @@ func TestSingleGates(t *testing.T) {
 	}
 	const ssaWhy = "the release is applied with server-side apply, so Helm sets every repointed reference back on each upgrade"
 	const driftWhy = "helm-controller drift detection is enabled, so it sets every repointed reference back when it corrects drift"
-	const ssaOut = "switch the release to client-side apply (spec.upgrade.serverSideApply: disabled)"
+	const ssaOut = "upgrade with client-side apply (spec.upgrade.serverSideApply: disabled)"
 	cases := []struct {
 		name     string       // what the case proves
 		gate     plan.Gate    // gate under test

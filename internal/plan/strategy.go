@@ -1,5 +1,7 @@
 package plan
 
+import helmv2 "github.com/fluxcd/helm-controller/api/v2"
+
 // DryRun is the API server's answer to an in-place correction tried with
 // dryRun=All, which runs validation, CEL rules and admission webhooks.
 type DryRun string
@@ -16,23 +18,78 @@ const (
 	DryRunFailed DryRun = "Failed"
 )
 
+// ApplyMethod is how Helm applies a release's objects (Helm v4's
+// apply_method of a stored release).
+type ApplyMethod string
+
+const (
+	// ApplyServerSide: every upgrade applies each object in full, with
+	// server-side apply.
+	ApplyServerSide ApplyMethod = "ssa"
+	// ApplyClientSide: an upgrade patches what changed between the
+	// previous manifest and this one (three-way merge).
+	ApplyClientSide ApplyMethod = "csa"
+	// ApplyUnknown: a release Helm 3 wrote, which records no method
+	// (client-side).
+	ApplyUnknown ApplyMethod = ""
+)
+
 // HelmFacts are the facts about how Helm will treat the release's objects
 // next time it applies them.
 type HelmFacts struct {
-	// ApplyMethod is the stored release's apply_method ("ssa", "csa" or "").
-	ApplyMethod string
+	// ApplyMethod is how the next upgrade applies (HelmFactsOf).
+	ApplyMethod ApplyMethod
 	// DriftDetectionEnabled is true when the HelmRelease's
 	// spec.driftDetection.mode is "enabled", so helm-controller corrects
 	// references back to the manifest on its own.
 	DriftDetectionEnabled bool
 }
 
+// HelmFactsOf says how Helm will apply the release's objects next time:
+// as spec.upgrade.serverSideApply says when it is enabled or disabled, as
+// the stored release was applied when it is auto (helm-controller's
+// default).
+func HelmFactsOf(hr *helmv2.HelmRelease, stored ApplyMethod) HelmFacts {
+	method := stored
+	switch hr.GetUpgrade().ServerSideApply {
+	case helmv2.ServerSideApplyEnabled:
+		method = ApplyServerSide
+	case helmv2.ServerSideApplyDisabled:
+		method = ApplyClientSide
+	}
+	return HelmFacts{ApplyMethod: method, DriftDetectionEnabled: hr.GetDriftDetection().GetMode() == helmv2.DriftDetectionEnabled}
+}
+
 // HelmReassertsReferences reports whether Helm would set a repointed
-// consumer reference back to the manifest's: a server-side-apply release
-// re-applies every object in full, and helm-controller drift correction
-// patches every drifted field.
+// consumer reference back to the manifest's.
 func (h HelmFacts) HelmReassertsReferences() bool {
-	return h.ApplyMethod == "ssa" || h.DriftDetectionEnabled
+	return len(h.reassertions()) > 0
+}
+
+// reassertion is one way Helm sets a repointed reference back, and what
+// the user can change so that it does not.
+type reassertion struct{ why, wayOut string }
+
+// reassertions are the ways Helm would set a repointed reference back: a
+// server-side-apply release re-applies every object in full, and
+// helm-controller drift correction patches every drifted field. Every
+// message that explains why a rotation would not stick says it with these
+// words.
+func (h HelmFacts) reassertions() []reassertion {
+	var out []reassertion
+	if h.ApplyMethod == ApplyServerSide {
+		out = append(out, reassertion{
+			why:    "the release is applied with server-side apply, so Helm sets every repointed reference back on each upgrade",
+			wayOut: "upgrade with client-side apply (spec.upgrade.serverSideApply: disabled)",
+		})
+	}
+	if h.DriftDetectionEnabled {
+		out = append(out, reassertion{
+			why:    "helm-controller drift detection is enabled, so it sets every repointed reference back when it corrects drift",
+			wayOut: "set spec.driftDetection.mode to warn",
+		})
+	}
+	return out
 }
 
 // NeedsDryRun reports whether the strategy has to ask the server first.

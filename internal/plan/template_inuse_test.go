@@ -60,8 +60,8 @@ func TestDecideTemplateInUse(t *testing.T) {
 			"it is in use by MachineDeployment md-0; nothing was deleted. Ways out: set " + api.StrategyAnnotation +
 			" to auto, which corrects in place where the server accepts it and rotates otherwise, or give the template a new name in the chart"
 		autoSSA = "correction blocked: the server refuses the change in place, a recreate cannot complete " +
-			"(it is in use by MachineDeployment md-0), and a rotation would not stick: the release is upgraded with server-side apply, " +
-			"which sets every repointed reference back; nothing was written. Ways out: upgrade with client-side apply " +
+			"(it is in use by MachineDeployment md-0), and a rotation would not stick: the release is applied with server-side apply, " +
+			"so Helm sets every repointed reference back on each upgrade; nothing was written. Ways out: upgrade with client-side apply " +
 			"(spec.upgrade.serverSideApply: disabled), after which auto rotates, or give the template a new name in the chart"
 	)
 
@@ -108,7 +108,7 @@ func TestDecideTemplateInUse(t *testing.T) {
 		},
 		want: plan.TemplatePlan{Outcome: plan.OutcomeBlocked, Strategy: plan.StrategyRecreate},
 		wantContains: []string{"correction blocked", "(it is in use by MachineDeployment md-0)",
-			"server-side apply, which sets every repointed reference back and helm-controller drift detection is enabled",
+			"server-side apply, so Helm sets every repointed reference back on each upgrade and helm-controller drift detection is enabled",
 			"Ways out: upgrade with client-side apply (spec.upgrade.serverSideApply: disabled) and set spec.driftDetection.mode to warn, after which auto rotates",
 			", or give the template a new name in the chart"},
 	}, {
