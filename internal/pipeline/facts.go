@@ -195,4 +195,3 @@ func (p *pass) readPrevious(ctx context.Context) {
 		p.previous[manifest.IDOf(o)] = o
 	}
 }
-
