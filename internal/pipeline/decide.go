@@ -13,8 +13,9 @@ import (
 )
 
 // decide decides every template in dependency order, from the live objects
-// gather read, then every consumer, then which corrections roll machines.
-// It writes nothing.
+// gather read (each template's desired object names the replacements of
+// the templates before it), then the release as a whole
+// (plan.DecideRelease). It writes nothing.
 func (p *pass) decide(ctx context.Context) error {
 	p.readPrevious(ctx)
 	use, err := p.gatherUse(ctx)
@@ -23,7 +24,7 @@ func (p *pass) decide(ctx context.Context) error {
 	}
 	p.use = use
 	renames := map[manifest.ID]string{}
-	current := map[manifest.ID]bool{}
+	var templates []plan.TemplatePlan
 	for _, m := range p.objs.Templates {
 		tp, err := p.decideTemplate(ctx, m, renames)
 		if err != nil {
@@ -31,31 +32,21 @@ func (p *pass) decide(ctx context.Context) error {
 		}
 		if tp.RenameTo != "" {
 			renames[tp.ID] = tp.RenameTo
-			current[manifest.ID{GroupKind: tp.ID.GroupKind, Namespace: tp.ID.Namespace, Name: tp.RenameTo}] = true
 		}
-		p.res.Templates = append(p.res.Templates, tp)
+		templates = append(templates, tp)
 	}
-	targets := plan.ConsumerTargets(p.res.Templates)
+	var consumers []*unstructured.Unstructured
 	for _, m := range p.objs.Consumers {
-		live := p.live[manifest.IDOf(m)]
-		if live == nil {
-			continue
+		if live := p.live[manifest.IDOf(m)]; live != nil {
+			consumers = append(consumers, live)
 		}
-		if owner, ok := plan.OwnedByAnother(live, p.rel.Name, p.rel.Namespace); ok {
-			p.res.Conflicts = append(p.res.Conflicts, plan.Conflict{ID: manifest.IDOf(m), Owner: owner})
-			continue
-		}
-		cp, err := plan.DecideConsumer(live, targets, use.replaces)
-		if err != nil {
-			return err
-		}
-		p.res.Consumers = append(p.res.Consumers, cp)
 	}
-	plan.MarkRollouts(p.res.Templates, p.res.Consumers)
-	plan.MarkRestored(p.res.Templates, p.res.Consumers)
-	if p.res.Options.Prune {
-		p.res.Prune = plan.DecidePrune(use.kinds, use.users, current, p.planRelease())
+	d, err := plan.DecideRelease(plan.ReleaseInput{Options: p.res.Options, Act: p.res.Act, Release: p.planRelease(),
+		Templates: templates, Consumers: consumers, Replaces: use.replaces, Kinds: use.kinds, Users: use.users})
+	if err != nil {
+		return err
 	}
+	p.res.Decisions = d
 	return nil
 }
 

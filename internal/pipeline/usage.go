@@ -27,10 +27,9 @@ type usage struct {
 
 // gatherUse lists, in each namespace the release's templates live in,
 // every kind that may use a template (manifest.UserKinds) and every
-// template kind of the release. A replacement of one of the release's
-// templates is the release's own user: only objects outside it hold a
-// rotated original. A list that fails fails the pass: without it nothing
-// can be called unused.
+// template kind of the release, and indexes who uses what; which users are
+// the release's own is plan.OwnObjects. A list that fails fails the pass:
+// without it nothing can be called unused.
 func (p *pass) gatherUse(ctx context.Context) (usage, error) {
 	type key struct {
 		gvk schema.GroupVersionKind
@@ -39,9 +38,7 @@ func (p *pass) gatherUse(ctx context.Context) (usage, error) {
 	var namespaces []string
 	var templateKinds []key
 	seenNS, seenKind := map[string]bool{}, map[key]bool{}
-	own := map[manifest.ID]bool{}
 	for _, t := range p.objs.Templates {
-		own[manifest.IDOf(t)] = true
 		if !seenNS[t.GetNamespace()] {
 			seenNS[t.GetNamespace()] = true
 			namespaces = append(namespaces, t.GetNamespace())
@@ -61,11 +58,9 @@ func (p *pass) gatherUse(ctx context.Context) (usage, error) {
 			released[t.GroupVersionKind().GroupKind()] = t.GroupVersionKind()
 		}
 	}
+	liveConsumers := map[manifest.ID]*unstructured.Unstructured{}
 	for _, c := range p.objs.Consumers {
-		// A consumer another Helm release owns is a user outside this one.
-		if live := p.live[manifest.IDOf(c)]; live == nil || !isOthers(live, p.rel.Name, p.rel.Namespace) {
-			own[manifest.IDOf(c)] = true
-		}
+		liveConsumers[manifest.IDOf(c)] = p.live[manifest.IDOf(c)]
 		if _, ok := released[c.GroupVersionKind().GroupKind()]; !ok {
 			released[c.GroupVersionKind().GroupKind()] = c.GroupVersionKind()
 		}
@@ -105,21 +100,11 @@ func (p *pass) gatherUse(ctx context.Context) (usage, error) {
 		}
 	}
 	u.replaces = plan.Replacements(u.kinds)
-	for r, o := range u.replaces {
-		if own[o] {
-			own[r] = true
-		}
-	}
+	own := plan.OwnObjects(p.objs.Templates, liveConsumers, u.replaces, p.planRelease())
 	all := make([]*unstructured.Unstructured, 0, len(listed))
 	for _, o := range listed {
 		all = append(all, o)
 	}
 	u.users = plan.IndexUsers(all, own)
 	return u, nil
-}
-
-// isOthers reports whether another Helm release owns live.
-func isOthers(live *unstructured.Unstructured, name, namespace string) bool {
-	_, ok := plan.OwnedByAnother(live, name, namespace)
-	return ok
 }

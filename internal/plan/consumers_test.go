@@ -336,7 +336,10 @@ func TestIsMarked(t *testing.T) {
 	}
 }
 
-func TestMarkRollouts(t *testing.T) {
+// TestFinishTemplatesRollouts: a rotation rolls machines when a
+// MachineDeployment or control plane references the original or its
+// replacement; a consumer set back marks the template reverted.
+func TestFinishTemplatesRollouts(t *testing.T) {
 	const to = "workers-5f1c2a9b0d"
 	m3mt := id(manifest.Metal3MachineTemplateKind, "fleet", "workers")
 	data := id(manifest.Metal3DataTemplateKind, "fleet", "workers-data")
@@ -422,19 +425,20 @@ func TestMarkRollouts(t *testing.T) {
 				consumers = append(consumers, cp)
 			}
 			templates := []plan.TemplatePlan{tc.template}
-			plan.MarkRollouts(templates, consumers)
-			g.Expect(templates[0].RollsMachines).To(Equal(tc.wantRolls))
-			g.Expect(templates[0].Reverted).To(Equal(tc.wantReverted))
+			got := plan.FinishTemplates(templates, consumers)
+			g.Expect(got[0].RollsMachines).To(Equal(tc.wantRolls))
+			g.Expect(got[0].Reverted).To(Equal(tc.wantReverted))
 			want := tc.template
 			want.RollsMachines, want.Reverted = tc.wantRolls, tc.wantReverted
-			g.Expect(templates[0]).To(Equal(want), "no other field changes")
+			g.Expect(got[0]).To(Equal(want), "no other field changes")
+			g.Expect(templates[0]).To(Equal(tc.template), "the decision given is not changed")
 		})
 	}
 }
 
-// TestMarkRolloutsSeveralTemplates: each template is marked from its own
-// references, in place.
-func TestMarkRolloutsSeveralTemplates(t *testing.T) {
+// TestFinishTemplatesSeveral: each template is finished from its own
+// references.
+func TestFinishTemplatesSeveral(t *testing.T) {
 	g := NewWithT(t)
 	templates := []plan.TemplatePlan{
 		{ID: id(manifest.Metal3DataTemplateKind, "fleet", "workers-data"), Strategy: plan.StrategyRotate, RenameTo: "workers-data-1"},
@@ -442,7 +446,7 @@ func TestMarkRolloutsSeveralTemplates(t *testing.T) {
 	}
 	md := fromYAML(t, mdV1beta1)
 	m3 := fromYAML(t, m3mtConsumer)
-	plan.MarkRollouts(templates, []plan.ConsumerPlan{
+	templates = plan.FinishTemplates(templates, []plan.ConsumerPlan{
 		{ID: manifest.IDOf(m3), Live: m3, Reverted: true, RevertedFrom: []manifest.ID{templates[0].ID}},
 		{ID: manifest.IDOf(md), Live: md},
 	})
