@@ -5,10 +5,13 @@ package diffreport
 
 import (
 	"encoding/json"
+
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/templatedrift/template-drift-controller/internal/pipeline"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
@@ -80,7 +83,10 @@ type DiffChange struct {
 
 // NewDiffReport builds the report of res for the HelmRelease named hr.
 func NewDiffReport(hr string, res *pipeline.Result) DiffReport {
-	d := DiffReport{HelmRelease: hr, InSync: true, Templates: []DiffTemplate{}}
+	// The condition's own verdict: the diff and the condition never
+	// disagree about a release being in sync.
+	c := plan.Conclude(res.Decisions, res.Err, res.Writes)
+	d := DiffReport{HelmRelease: hr, InSync: c.Status == metav1.ConditionTrue, Templates: []DiffTemplate{}}
 	if res.Release != nil {
 		d.Release = res.Release.Ref()
 	}
@@ -100,7 +106,6 @@ func NewDiffReport(hr string, res *pipeline.Result) DiffReport {
 			dt.Blocked = t.Message
 		case plan.OutcomeConflict:
 			dt.Conflict = t.Message
-			d.InSync = false
 		}
 		for _, h := range t.HeldBy {
 			dt.HeldBy = append(dt.HeldBy, h.Kind+" "+h.Namespace+"/"+h.Name)
@@ -108,14 +113,12 @@ func NewDiffReport(hr string, res *pipeline.Result) DiffReport {
 		for _, c := range t.Changes {
 			dt.Changes = append(dt.Changes, DiffChange{Path: c.Path, Op: string(c.Op), Before: c.Before, After: c.After})
 		}
-		d.InSync = d.InSync && !t.Outcome.Differs() && len(t.HeldBy) == 0
 		d.Templates = append(d.Templates, dt)
 	}
 	for _, c := range res.Consumers {
 		if len(c.Changes) == 0 {
 			continue
 		}
-		d.InSync = false
 		dc := DiffConsumer{Kind: c.ID.Kind, Name: c.ID.Name}
 		for _, ch := range c.Changes {
 			dc.Changes = append(dc.Changes, DiffChange{Path: ch.Path, Op: string(ch.Op), Before: ch.Before, After: ch.After})
@@ -123,7 +126,6 @@ func NewDiffReport(hr string, res *pipeline.Result) DiffReport {
 		d.Consumers = append(d.Consumers, dc)
 	}
 	for _, c := range res.Conflicts {
-		d.InSync = false
 		d.Consumers = append(d.Consumers, DiffConsumer{Kind: c.ID.Kind, Name: c.ID.Name, Changes: []DiffChange{}, Conflict: "owned by release " + c.Owner})
 	}
 	for _, o := range res.Prune {

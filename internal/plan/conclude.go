@@ -80,11 +80,18 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 		case OutcomeConflict:
 			conflict = true
 		}
+		if len(t.HeldBy) > 0 && !t.Outcome.Differs() && t.Outcome != OutcomeDrifted && t.Outcome != OutcomeMissing {
+			// Consumers outside the release keep the drifted original in
+			// use, whatever else is said of it.
+			c.Drifted++
+		}
 		switch {
 		case t.Restored && d.Act:
 			corrected = true
-		case t.Restored:
-			// Consumers still point at a replacement: drift of their references.
+		case t.Restored, t.ConsumersBehind && !d.Act:
+			// Consumers do not point where they must: drift of their
+			// references. A pass that may write repoints consumers behind
+			// a rotation done earlier and tells it with its own event.
 			c.Drifted++
 		}
 	}
@@ -98,7 +105,7 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 		c.Status, c.Reason = metav1.ConditionFalse, api.CorrectionBlockedReason
 	case conflict:
 		c.Status, c.Reason = metav1.ConditionFalse, api.OwnershipConflictReason
-	case c.Drifted > 0:
+	case c.Drifted > 0 || (!d.Act && d.ConsumersDiffer()):
 		c.Status, c.Reason = metav1.ConditionFalse, api.DriftDetectedReason
 	case corrected:
 		c.Status, c.Reason = metav1.ConditionTrue, api.DriftCorrectedReason
@@ -126,4 +133,15 @@ func differing(templates []TemplatePlan) int {
 		}
 	}
 	return n
+}
+
+// ConsumersDiffer reports whether a consumer of the release references
+// something other than where it must point.
+func (d Decisions) ConsumersDiffer() bool {
+	for _, cp := range d.Consumers {
+		if len(cp.Changes) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -57,6 +57,9 @@ type ConsumerPlan struct {
 	// their replacements: the way back, once the original matches the
 	// manifest again.
 	RestoredTo []manifest.ID
+	// Moves names the templates of the release whose references this
+	// consumer moves to their target this pass, for any reason.
+	Moves []manifest.ID
 	// Rolls is true when the repoint rolls machines.
 	Rolls bool
 }
@@ -85,6 +88,9 @@ func DecideConsumer(live *unstructured.Unstructured, targets map[manifest.ID]Tar
 			continue
 		}
 		p.Changes = append(p.Changes, diff.Change{Path: r.Pointer, Op: diff.OpReplace, Before: r.Target.Name, After: t.Name})
+		if !slices.Contains(p.Moves, original) {
+			p.Moves = append(p.Moves, original)
+		}
 		if r.Target == original && t.Marked && !slices.Contains(p.RevertedFrom, original) {
 			p.Reverted = true
 			p.RevertedFrom = append(p.RevertedFrom, original)

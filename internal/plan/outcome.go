@@ -128,6 +128,11 @@ type TemplatePlan struct {
 	// Reverted is true when a consumer had been set back to the original
 	// after an earlier repoint.
 	Reverted bool
+	// ConsumersBehind is true when the template's rotation is done (the
+	// template is Superseded or Corrected) but consumers of the release
+	// still reference something else than its replacement: set back, or
+	// left on an earlier replacement. They are repointed this pass.
+	ConsumersBehind bool
 	// Desired is the effective desired object; Live the live one (nil when
 	// missing).
 	Desired, Live *unstructured.Unstructured

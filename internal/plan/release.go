@@ -79,10 +79,14 @@ func FinishTemplates(templates []TemplatePlan, consumers []ConsumerPlan) []Templ
 
 // finishTemplate returns t completed with what the consumers say about it:
 // whether its correction rolls machines and whether a consumer had set it
-// back (rollouts), and the way back (restored). t itself is not changed.
+// back (rollouts), whether consumers are behind a rotation that is done
+// (moved), and the way back (restored). t itself is not changed.
 func finishTemplate(t TemplatePlan, consumers []ConsumerPlan) TemplatePlan {
 	t.Writes = slices.Clone(t.Writes)
 	t.RollsMachines, t.Reverted = rollouts(t, consumers)
+	if t.RenameTo != "" && !t.Outcome.Differs() {
+		t.ConsumersBehind = moved(t, consumers)
+	}
 	if restorable(t) {
 		var rolls bool
 		t.Restored, rolls = restored(t, consumers)
@@ -117,6 +121,17 @@ func rollouts(t TemplatePlan, consumers []ConsumerPlan) (rolls, reverted bool) {
 		}
 	}
 	return rolls, reverted
+}
+
+// moved reports whether a consumer of the release moves a reference to
+// t's target this pass.
+func moved(t TemplatePlan, consumers []ConsumerPlan) bool {
+	for _, cp := range consumers {
+		if slices.Contains(cp.Moves, t.ID) {
+			return true
+		}
+	}
+	return false
 }
 
 // restorable reports whether t may be the way back: it matches the

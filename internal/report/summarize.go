@@ -165,6 +165,9 @@ func describe(res *pipeline.Result, detail bool) []string {
 			line += t.Message
 		case t.Outcome == plan.OutcomeHeld:
 			line += held(t)
+		case t.ConsumersBehind && !res.Act:
+			line += "rotated to " + t.RenameTo + " earlier, but consumers reference another object; would repoint them to " +
+				t.RenameTo + ", rolls machines: " + yesNo(t.RollsMachines)
 		case t.Outcome == plan.OutcomeCorrected || (res.Act && (t.Outcome == plan.OutcomeDrifted || t.Outcome == plan.OutcomeMissing)):
 			line += done(t)
 			if len(t.HeldBy) > 0 {
