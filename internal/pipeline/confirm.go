@@ -75,17 +75,15 @@ func (p *pass) askServer(ctx context.Context, in *plan.TemplateInput) (confirmat
 		return answer, nil
 	}
 	view, err := apply.ServerView(ctx, c, in.Desired)
-	switch {
-	case err == nil:
+	if err == nil {
 		answer.view = view
-	case plan.IsRefusal(err):
-		answer.unconfirmed = err.Error()
-	default:
-		// A timeout, throttling or an unreachable webhook says nothing
-		// about the object: retry the pass rather than act on a raw
-		// diff that conversion alone may explain.
+		return answer, nil
+	}
+	why, retry := plan.UnconfirmedDrift(err)
+	if retry {
 		return confirmation{}, err
 	}
+	answer.unconfirmed = why
 	return answer, nil
 }
 

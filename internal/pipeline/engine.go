@@ -91,40 +91,28 @@ func (e *Engine) Run(ctx context.Context, req Request) (*Result, error) {
 	return res, err
 }
 
-// run is Run, without the forgetting.
+// run is Run, without the forgetting: gather, decide, act. A gate or an
+// error that is the release's or the user's ends the pass with a verdict.
 func (e *Engine) run(ctx context.Context, req Request) (*Result, error) {
 	hr := req.HelmRelease
-	opts, cfgErr := plan.ParseOptions(hr.GetAnnotations())
-	suspended := hr.Spec.Suspend
-	if req.ReadOnly {
-		// An operator's diff looks whatever the opt-in and suspend say.
-		if opts.Mode == plan.ModeDisabled {
-			opts.Mode = plan.ModeWarn
-		}
-		suspended = false
-	}
-	res := &Result{Decisions: plan.Decisions{Options: opts, Act: !req.ReadOnly && opts.Mode == plan.ModeEnabled}}
-	facts := plan.Facts{Options: opts, ConfigErr: cfgErr, Suspended: suspended}
-	if v, stop := plan.Evaluate(facts, plan.ObjectGates); stop {
+	start := plan.StartPass(hr.GetAnnotations(), hr.Spec.Suspend, req.ReadOnly)
+	res := newResult(start)
+	if v, stop := plan.Evaluate(start.Facts, plan.ObjectGates); stop {
 		res.Verdict = &v
 		return res, nil
 	}
 	target, err := e.target(ctx, req)
 	if err != nil {
-		return stopped(res, err)
+		return verdictOrFail(res, err)
 	}
-	p, stop, err := e.plan(ctx, hr, target, res, facts)
-	if err != nil || stop {
-		return orNil(res, err), err
+	p, err := e.plan(ctx, hr, target, res, start.Facts)
+	if err != nil || res.Verdict != nil {
+		return verdictOrFail(res, err)
 	}
-	if target.Cached() && res.Act && deletes(res.Decisions) {
-		// A delete is decided on what the informers said; before it is
-		// made, the pass decides again from live reads, so "unused" is
-		// never a cache that lags a new user.
-		target = target.Fresh()
-		res = &Result{Decisions: plan.Decisions{Options: opts, Act: res.Act}}
-		if p, stop, err = e.plan(ctx, hr, target, res, facts); err != nil || stop {
-			return orNil(res, err), err
+	if plan.NeedsFreshFacts(target.Cached(), res.Decisions) {
+		target, res = target.Fresh(), newResult(start)
+		if p, err = e.plan(ctx, hr, target, res, start.Facts); err != nil || res.Verdict != nil {
+			return verdictOrFail(res, err)
 		}
 	}
 	if res.Act {
@@ -136,51 +124,33 @@ func (e *Engine) run(ctx context.Context, req Request) (*Result, error) {
 	return res, nil
 }
 
+// newResult is the result of a pass that has decided nothing yet.
+func newResult(start plan.PassStart) *Result {
+	return &Result{Decisions: plan.Decisions{Options: start.Options, Act: start.Act}}
+}
+
 // plan gathers and decides one pass: the facts, the gates, the decisions.
-// It reports stop when a gate or an error verdict ended the pass (res then
-// carries the verdict), and returns an error only for a failed pass.
-func (e *Engine) plan(ctx context.Context, hr *helmv2.HelmRelease, target *apply.Target, res *Result, facts plan.Facts) (*pass, bool, error) {
+// A gate that stops the pass sets res.Verdict; an error is returned as it
+// was met.
+func (e *Engine) plan(ctx context.Context, hr *helmv2.HelmRelease, target *apply.Target, res *Result, facts plan.Facts) (*pass, error) {
 	p := &pass{engine: e, hr: hr, target: target, res: res}
 	if err := p.gather(ctx, &facts); err != nil {
-		r, err := stopped(res, err)
-		return p, r != nil, err
+		return p, err
 	}
 	if v, stop := plan.Evaluate(facts, plan.Gates); stop {
 		res.Verdict = &v
-		return p, true, nil
+		return p, nil
 	}
-	if err := p.decide(ctx); err != nil {
-		r, err := stopped(res, err)
-		return p, r != nil, err
-	}
-	return p, false, nil
+	return p, p.decide(ctx)
 }
 
-// orNil is res, or nil with a failed pass's error.
-func orNil(res *Result, err error) *Result {
-	if err != nil {
-		return nil
+// verdictOrFail ends a pass: with its verdict, or with err as a verdict
+// when the plan says the error is the release's or the user's
+// (plan.ErrorVerdict), or as a failed pass, retried with back-off.
+func verdictOrFail(res *Result, err error) (*Result, error) {
+	if err == nil {
+		return res, nil
 	}
-	return res
-}
-
-// deletes reports whether the decisions delete anything: a recreate, or
-// the clean-up of a replacement.
-func deletes(d plan.Decisions) bool {
-	if len(d.Prune) > 0 {
-		return true
-	}
-	for _, t := range d.Templates {
-		if t.Needs(plan.WriteDelete) {
-			return true
-		}
-	}
-	return false
-}
-
-// stopped ends a pass that met err: as a verdict when the plan says the
-// error is the release's or the user's, as a failed pass otherwise.
-func stopped(res *Result, err error) (*Result, error) {
 	if v, ok := plan.ErrorVerdict(err); ok {
 		res.Verdict = &v
 		return res, nil

@@ -93,3 +93,16 @@ func IsRefusal(err error) bool {
 // to read, or refused): the pass then fails and is retried with back-off
 // instead of reporting the release unusable.
 func StorageUnreadable(err error) bool { return MayPass(err) }
+
+// UnconfirmedDrift decides what a pass does when the server does not give
+// its view of the manifest's object (the dry-run create that confirms
+// drift failed): a refusal, an answer about the object itself, keeps the
+// raw changes, unconfirmed, with the server's words as why; any other
+// failure says nothing about the object, so the pass is retried rather
+// than act on a raw diff that conversion alone may explain.
+func UnconfirmedDrift(err error) (why string, retry bool) {
+	if IsRefusal(err) {
+		return err.Error(), false
+	}
+	return "", true
+}

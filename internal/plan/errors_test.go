@@ -65,6 +65,13 @@ func TestClassifyError(t *testing.T) {
 			g.Expect(MayPass(tc.err)).To(Equal(tc.want == ErrorMayPass))
 			g.Expect(StorageUnreadable(tc.err)).To(Equal(tc.want == ErrorMayPass), "a storage read is retried with back-off only when it may pass")
 			g.Expect(IsRefusal(tc.err)).To(Equal(tc.refusal))
+			if tc.err != nil {
+				why, retry := UnconfirmedDrift(tc.err)
+				g.Expect(retry).To(Equal(!tc.refusal), "only a refusal keeps the raw diff")
+				if tc.refusal {
+					g.Expect(why).To(Equal(tc.err.Error()))
+				}
+			}
 			v, ok := ErrorVerdict(tc.err)
 			g.Expect(ok).To(Equal(tc.verdict != ""))
 			g.Expect(v.Reason).To(Equal(tc.verdict))
