@@ -16,13 +16,13 @@ import (
 
 // Act carries out the decisions in crash-safe order: templates in
 // dependency order (replacements and recreations before anything names
-// them), then consumer references, then the superseded-by marks. The first
-// failure stops it: a later write might reference an object the failed one
-// should have made. It returns how many writes it made.
+// them), then consumer references, then the superseded-by marks. It stops at a
+// template whose writes stop there (TemplatePlan.StopsWrites) and at the
+// first write that fails. It returns how many writes it made.
 func Act(ctx context.Context, c client.Client, d plan.Decisions, rel plan.Release, clusters []*unstructured.Unstructured, deleteWait time.Duration) (int, error) {
 	w := &writer{c: c, deleteWait: deleteWait}
 	for _, t := range d.Templates {
-		if t.Outcome == plan.OutcomeFailed {
+		if t.StopsWrites() {
 			return w.writes, fmt.Errorf("%s/%s: %s", t.ID.Kind, t.ID.Name, t.Message)
 		}
 		if err := actTemplate(ctx, w, t, rel, clusters); err != nil {

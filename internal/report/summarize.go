@@ -53,7 +53,8 @@ type Event struct {
 }
 
 // Summarize formats a pass: the plan's conclusion as the condition and its
-// event, and one line per template from its outcome. It decides nothing.
+// event, the plan's announcements as their events, and one line per
+// template from its outcome. It decides nothing.
 func Summarize(res *pipeline.Result) Summary {
 	c := plan.Conclude(res.Decisions, res.Err, res.Writes)
 	out := Summary{Conclusion: c, Remove: c.Remove, Pruned: res.Pruned}
@@ -96,24 +97,18 @@ func Summarize(res *pipeline.Result) Summary {
 	default:
 		out.set(c, fmt.Sprintf("%d templates of release %s match the manifest", c.Checked, ref)+notes)
 	}
-	// A pass that wrote corrections but still ends not in sync (another
-	// template blocked, or a rotation held) tells them too, with the fields
-	// changed: its condition event is about what is left.
-	if res.Writes > 0 && res.Err == nil && (c.Reason == api.CorrectionBlockedReason || c.Reason == api.DriftDetectedReason || c.Reason == api.OwnershipConflictReason) {
-		if made := corrections(res); len(made) > 0 {
-			out.event(corev1.EventTypeNormal, api.TemplateDriftCorrectedEvent,
-				fmt.Sprintf("Corrected release %s: %s", ref, strings.Join(made, "; ")), true)
-		}
+	a := plan.Announce(res.Decisions, c, res.Writes, res.Err, len(res.Pruned))
+	if made := corrections(res); a.Corrections && len(made) > 0 {
+		out.event(corev1.EventTypeNormal, api.TemplateDriftCorrectedEvent,
+			fmt.Sprintf("Corrected release %s: %s", ref, strings.Join(made, "; ")), true)
 	}
-	if len(res.Pruned) > 0 {
+	if a.Pruned {
 		out.event(corev1.EventTypeNormal, api.TemplatePrunedEvent,
 			fmt.Sprintf("Deleted unused replacements of release %s: %s", ref, ids(res.Pruned)), true)
 	}
-	for _, t := range res.Templates {
-		if t.Reverted && res.Writes > 0 && res.Err == nil {
-			out.event(corev1.EventTypeWarning, api.TemplateReferenceRevertedEvent,
-				fmt.Sprintf("A reference to %s was set back (by Helm or a person) and repointed to %s again", t.ID, t.RenameTo), true)
-		}
+	for _, t := range a.Reverted {
+		out.event(corev1.EventTypeWarning, api.TemplateReferenceRevertedEvent,
+			fmt.Sprintf("A reference to %s was set back (by Helm or a person) and repointed to %s again", t.ID, t.RenameTo), true)
 	}
 	return out
 }
