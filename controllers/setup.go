@@ -3,104 +3,143 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	runtimeclient "github.com/fluxcd/pkg/runtime/client"
+	"github.com/prometheus/client_golang/prometheus"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/pipeline"
 	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/report"
 )
 
-// releaseIndex indexes HelmReleases by "<release namespace>/<release name>",
-// the pair Helm writes into meta.helm.sh/release-{namespace,name} of every
-// object it owns, so a change to a template finds its HelmRelease.
-const releaseIndex = ".metadata.helmRelease"
-
-// SetupOptions configure the controller.
-type SetupOptions struct {
-	// MaxConcurrentReconciles is --concurrent.
+// Config is everything a manager-run controller needs besides the manager.
+// The binary, the demo and the tests wire the controller through Setup, so
+// they run the same thing.
+type Config struct {
+	// Kinds are the template kinds (--template-kinds).
+	Kinds *manifest.KindMatcher
+	// MaxManifestBytes bounds the release manifest (--max-manifest-bytes).
+	MaxManifestBytes int
+	// MaxReleaseCacheBytes bounds the decoded releases kept between passes
+	// (--max-release-cache-bytes): 0 means release.DefaultMemoBytes, and a
+	// negative value keeps none.
+	MaxReleaseCacheBytes int64
+	// DeleteWait bounds a recreate's wait for its delete.
+	DeleteWait time.Duration
+	// ResyncInterval is --resync-interval.
+	ResyncInterval time.Duration
+	// DefaultServiceAccount and KubeConfigOpts reach targets as
+	// helm-controller does.
+	DefaultServiceAccount string
+	KubeConfigOpts        runtimeclient.KubeConfigOptions
+	// Events records events with metadata (Flux's recorder in production).
+	Events events.AnnotatedEventRecorder
+	// Metrics is the registry the add-on's metrics go to.
+	Metrics prometheus.Registerer
+	// MaxConcurrentReconciles is --concurrent; RateLimiter the workqueue's.
 	MaxConcurrentReconciles int
-	// RateLimiter is the workqueue rate limiter (--min-retry-delay, --max-retry-delay).
-	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
+	RateLimiter             workqueue.TypedRateLimiter[reconcile.Request]
 }
 
-// SetupWithManager registers the controller on HelmReleases, filtered to
-// the changes that matter, and returns it: the watches of the template
-// and consumer kinds are added to it as passes read them (kindWatches).
-func (r *HelmReleaseReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts SetupOptions) (controller.Controller, error) {
-	err := mgr.GetFieldIndexer().IndexField(ctx, &helmv2.HelmRelease{}, releaseIndex, func(o client.Object) []string {
-		hr := o.(*helmv2.HelmRelease)
-		return []string{hr.GetReleaseNamespace() + "/" + release.Name(hr)}
+// Setup builds the reconciler on mgr, resolves the kinds to watch, and
+// registers the controller. It returns the kinds resolved, for the caller
+// to log.
+func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error) {
+	kinds, err := ResolveWatchKinds(ctx, mgr.GetConfig(), cfg.Kinds)
+	if err != nil {
+		return WatchKinds{}, err
+	}
+	memoBytes := cfg.MaxReleaseCacheBytes
+	if memoBytes == 0 {
+		memoBytes = release.DefaultMemoBytes
+	}
+	// One mapper for every pass on the local cluster, whatever the
+	// identity, and for the read cache: it remembers the kinds the cluster
+	// does not serve. With the CRD watch it believes that until a CRD of
+	// its groups changes; without it, for DefaultUnservedRecheck.
+	recheck := apply.DefaultUnservedRecheck
+	if kinds.CustomResourceDefinitions {
+		recheck = 0
+	}
+	served, err := apply.NewServedKinds(func() (apimeta.RESTMapper, error) {
+		return apiutil.NewDynamicRESTMapper(mgr.GetConfig(), mgr.GetHTTPClient())
+	}, recheck)
+	if err != nil {
+		return WatchKinds{}, fmt.Errorf("failed to create the REST mapper: %w", err)
+	}
+	cached, readCache, err := newReadCache(mgr, kinds, served)
+	if err != nil {
+		return WatchKinds{}, err
+	}
+	releases := release.NewReaderWithMemo(cfg.MaxManifestBytes, memoBytes)
+	targets := &apply.Targets{Local: apply.LogWarningsOnce(rest.CopyConfig(mgr.GetConfig())), Reader: mgr.GetAPIReader(),
+		Scheme: mgr.GetScheme(), Mapper: served, DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts,
+		// A client that goes takes the releases read through it along.
+		Evicted: releases.Forget}
+	if cached != nil {
+		// Interface fields: a nil *CachedReader must stay a nil Reader.
+		targets.Cached = cached
+	}
+	metrics := report.NewMetrics(cfg.Metrics)
+	metrics.InitKinds(templateKinds(kinds.Watch, cfg.Kinds))
+	r := &HelmReleaseReconciler{
+		Client: mgr.GetClient(),
+		Engine: &pipeline.Engine{Kinds: cfg.Kinds, Releases: releases,
+			MaxManifestBytes: cfg.MaxManifestBytes, DeleteWait: cfg.DeleteWait,
+			Targets: targets, Confirmations: &pipeline.Confirmations{}},
+		Reporter:       &report.Writer{Client: mgr.GetClient(), Events: cfg.Events, Metrics: metrics},
+		ResyncInterval: cfg.ResyncInterval,
+	}
+	c, err := r.SetupWithManager(ctx, mgr, ControllerOptions{
+		MaxConcurrentReconciles: cfg.MaxConcurrentReconciles, RateLimiter: cfg.RateLimiter,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("failed to index HelmReleases by release: %w", err)
+		return WatchKinds{}, err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(api.ControllerName).
-		For(&helmv2.HelmRelease{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{},
-			predicate.AnnotationChangedPredicate{},
-			historyChanged{},
-		))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, RateLimiter: opts.RateLimiter}).
-		Build(r)
+	if readCache == nil {
+		return kinds, nil
+	}
+	log := mgr.GetLogger().WithName("kinds")
+	w := newKindWatches(log, kinds.Watch, readCache, r.watchHandler())
+	w.setController(c)
+	targets.Notice = w.Notice
+	if kinds.CustomResourceDefinitions {
+		sk := &servedKinds{log: log, groups: servedGroups(cfg.Kinds), mapper: served, cache: readCache, reader: cached, watches: w,
+			forget: r.Engine.Confirmations.Reset,
+			resolve: func(ctx context.Context) (WatchKinds, error) {
+				return ResolveWatchKinds(ctx, mgr.GetConfig(), cfg.Kinds)
+			}}
+		if err := sk.start(ctx); err != nil {
+			return WatchKinds{}, err
+		}
+	}
+	return kinds, nil
 }
 
-// watchHandler maps a change to a watched object to its HelmReleases,
-// after watchDelay.
-func (r *HelmReleaseReconciler) watchHandler() delayedEnqueue {
-	return delayedEnqueue{mapFn: r.toHelmRelease, delay: watchDelay}
-}
-
-// toHelmRelease maps an object Helm owns to the HelmReleases of its release.
-func (r *HelmReleaseReconciler) toHelmRelease(ctx context.Context, o client.Object) []reconcile.Request {
-	ann := o.GetAnnotations()
-	name, ns := ann[api.HelmReleaseNameAnnotation], ann[api.HelmReleaseNamespaceAnnotation]
-	if name == "" || ns == "" {
+// templateKinds are the kinds among watched that are template kinds, for
+// the counters to start at zero.
+func templateKinds(watched []schema.GroupVersionKind, m *manifest.KindMatcher) []string {
+	var out []string
+	if m == nil {
 		return nil
 	}
-	var list helmv2.HelmReleaseList
-	// Read-only: the cache's own objects, not copies (a watch's first list
-	// maps every object of a kind, thousands of HelmRelease copies).
-	if err := r.Client.List(ctx, &list, client.MatchingFields{releaseIndex: ns + "/" + name}, client.UnsafeDisableDeepCopy); err != nil {
-		// The cache answers this; the resync covers the object if it fails.
-		log.FromContext(ctx).V(1).Info("Cannot map object to its HelmRelease", "object", klog.KObj(o), "reason", err.Error())
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for _, hr := range list.Items {
-		if hr.Spec.KubeConfig == nil {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&hr)})
+	seen := map[string]bool{}
+	for _, gvk := range watched {
+		if m.Match(gvk.GroupKind()) && !seen[gvk.Kind] {
+			seen[gvk.Kind] = true
+			out = append(out, gvk.Kind)
 		}
 	}
 	return out
-}
-
-// historyChanged passes updates whose latest release snapshot changed: a new
-// release, or a status change of the same one (pending → deployed).
-type historyChanged struct{ predicate.Funcs }
-
-// Update implements predicate.Predicate.
-func (historyChanged) Update(e event.UpdateEvent) bool {
-	oldHR, ok1 := e.ObjectOld.(*helmv2.HelmRelease)
-	newHR, ok2 := e.ObjectNew.(*helmv2.HelmRelease)
-	if !ok1 || !ok2 {
-		return false
-	}
-	a, b := oldHR.Status.History.Latest(), newHR.Status.History.Latest()
-	switch {
-	case a == nil || b == nil:
-		return a != b
-	default:
-		return a.Version != b.Version || a.Status != b.Status || a.Digest != b.Digest
-	}
 }

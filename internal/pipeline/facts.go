@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -15,37 +14,6 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 	"github.com/templatedrift/template-drift-controller/internal/release"
 )
-
-// pass carries one pass's state between its stages.
-type pass struct {
-	engine *Engine
-	hr     *helmv2.HelmRelease
-	target *apply.Target
-	res    *Result
-	// Valid after gather, once the gates passed: the release's objects, its
-	// live Clusters, the live templates and consumers of its manifest by ID
-	// (nil for those missing), the versions in Helm storage, the compiled
-	// ignore rules and the Helm facts.
-	rel      *release.Release
-	objs     manifest.Objects
-	clusters []*unstructured.Unstructured
-	live     map[manifest.ID]*unstructured.Unstructured
-	stored   []release.Stored
-	ignorer  *diff.Ignorer
-	helm     plan.HelmFacts
-	// previous holds the previous deployed release's templates by ID, and
-	// use who uses the release's templates; set by decide.
-	previous map[manifest.ID]*unstructured.Unstructured
-	use      usage
-}
-
-func (p *pass) planRelease() plan.Release {
-	return plan.Release{Name: p.rel.Name, Namespace: p.rel.Namespace, Ref: p.rel.Ref()}
-}
-
-func (p *pass) source() release.Source {
-	return release.Source{Secrets: p.target.Secrets, Meta: p.target.Read(), Key: p.target.Key}
-}
 
 // gather reads what the gates look at into facts: Helm's storage state,
 // the stored release and its objects, the release's live Clusters,

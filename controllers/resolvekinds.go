@@ -67,15 +67,6 @@ func ResolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *manifest.Ki
 	return out, err
 }
 
-// RetryStartup runs a step of the controller's start that reads the API
-// server (building the manager runs a discovery), retrying a failure that
-// may pass (plan.MayPass) with resolveBackoff, as ResolveWatchKinds does: the
-// controller exits when its start fails, so one lost response among the
-// discovery requests would stop it.
-func RetryStartup(step func() error) error {
-	return retry.OnError(resolveBackoff, plan.MayPass, step)
-}
-
 func resolveWatchKinds(ctx context.Context, cfg *rest.Config, kinds *manifest.KindMatcher) (WatchKinds, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

@@ -1,0 +1,65 @@
+package plan
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/templatedrift/template-drift-controller/api"
+)
+
+// PausedClusters names the live Clusters that are paused, by spec.paused or
+// by the cluster.x-k8s.io/paused annotation.
+func PausedClusters(live []*unstructured.Unstructured) []string {
+	var out []string
+	for _, cl := range live {
+		if isPaused(cl) {
+			out = append(out, cl.GetNamespace()+"/"+cl.GetName())
+		}
+	}
+	return out
+}
+
+func isPaused(cluster *unstructured.Unstructured) bool {
+	if _, ok := cluster.GetAnnotations()[api.ClusterPausedAnnotation]; ok {
+		return true
+	}
+	paused, _, _ := unstructured.NestedBool(cluster.Object, "spec", "paused")
+	return paused
+}
+
+// UnavailableClusters compares the Clusters the release renders with the
+// live ones read for them (GetAll leaves out those that do not exist) and
+// names ("<ns>/<name>") the rendered ones missing live and the live ones
+// being deleted.
+func UnavailableClusters(rendered, live []*unstructured.Unstructured) (missing, deleting []string) {
+	found := map[string]bool{}
+	for _, cl := range live {
+		name := cl.GetNamespace() + "/" + cl.GetName()
+		found[name] = true
+		if cl.GetDeletionTimestamp() != nil {
+			deleting = append(deleting, name)
+		}
+	}
+	for _, cl := range rendered {
+		if name := cl.GetNamespace() + "/" + cl.GetName(); !found[name] {
+			missing = append(missing, name)
+		}
+	}
+	return missing, deleting
+}
+
+// PausedObjects names ("<Kind> <ns>/<name>") the live objects that carry the
+// cluster.x-k8s.io/paused annotation, whatever its value, as Cluster API's
+// annotations.HasPaused reads it. Nil entries (objects missing live) are
+// skipped.
+func PausedObjects(live []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range live {
+		if o == nil {
+			continue
+		}
+		if _, ok := o.GetAnnotations()[api.ClusterPausedAnnotation]; ok {
+			out = append(out, o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName())
+		}
+	}
+	return out
+}
