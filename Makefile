@@ -73,7 +73,7 @@ lint: ## Build golangci-lint from the Go module proxy (cached) and run it over t
 # no bin/). A package that mixes both goes in UNIT_MIXED_PKGS, with its
 # integration tests listed by name in UNIT_SKIP; a new integration test that is
 # not listed there fails `make unit` loudly instead of being skipped quietly.
-UNIT_PKGS ?= ./internal/diff/... ./internal/plan/... ./internal/manifest/... ./internal/report/... ./internal/diffreport/... ./internal/monitoring/... ./e2e/framework/...
+UNIT_PKGS ?= ./api/... ./internal/doctable/... ./internal/diff/... ./internal/plan/... ./internal/manifest/... ./internal/report/... ./internal/diffreport/... ./internal/monitoring/... ./e2e/framework/...
 # internal/chart is left to `make chart-test`, which runs its render, golden,
 # schema and lint tests (no control plane) together with its API server ones.
 UNIT_MIXED_PKGS ?= ./internal/release/
@@ -260,15 +260,16 @@ BENCH_FLEETS ?= full
 bench: testbin $(if $(filter helm-controller,$(BENCH_CONTROLLERS)),helm-controller-bin) ## Measure the add-on, and helm-controller in warn mode, on fleets of BENCH_N HelmReleases (one real API server each): one table, JSON in _artifacts/bench/.
 	BENCH_N="$(BENCH_N)" BENCH_CONTROLLERS="$(BENCH_CONTROLLERS)" BENCH_FLEETS="$(BENCH_FLEETS)" GO="$(GO)" $(GO) run ./test/scale/cmd/bench
 
-# The chaos matrix of issue 12 (test/chaos): scenarios kill, restart, race,
-# failover and lossy on a fleet of CHAOS_N releases each; test/chaos/config.go
+# The chaos matrix (test/chaos, docs/reliability.md): seven scenarios, kill,
+# restart, race, failover, lossy, tenants and memory, each on a fleet of
+# CHAOS_N releases; CHAOS_SCENARIOS picks some of them. test/chaos/config.go
 # lists the other CHAOS_* variables (seed, kill interval, race duration,
-# lease, fault rate, timeouts).
+# lease, fault rate, memory's rewrites, timeouts).
 CHAOS_N ?= 200
 CHAOS_KILLS ?= 20
 CHAOS_RESTARTS ?= 2
 CHAOS_SCENARIOS ?= kill restart race failover lossy tenants memory
 
 .PHONY: chaos
-chaos: testbin ## Inject faults (SIGKILL, API server restarts, a racing writer, leader failover, a lossy API) while the add-on corrects a fleet, check the invariants, print the matrix.
+chaos: testbin ## Inject faults (SIGKILL, API server restarts, a racing writer, leader failover, a lossy API, hostile tenants, kubeconfig rewrites and large releases) while the add-on corrects a fleet, check the invariants, print the matrix.
 	CHAOS_N="$(CHAOS_N)" CHAOS_KILLS="$(CHAOS_KILLS)" CHAOS_RESTARTS="$(CHAOS_RESTARTS)" CHAOS_SCENARIOS="$(CHAOS_SCENARIOS)" GO="$(GO)" $(GO) run ./test/chaos/cmd/chaos

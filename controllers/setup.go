@@ -24,8 +24,13 @@ import (
 )
 
 // Config is everything a manager-run controller needs besides the manager.
-// The binary, the demo and the tests wire the controller through Setup, so
-// they run the same thing.
+// The binary and the demo wire the controller through Setup, and so do the
+// tests of the manager's wiring (TestManagerWatches, TestServedKinds) and
+// those that run the binary (cmd/template-drift-controller), so they run
+// the same thing. The other integration tests of this package build a
+// HelmReleaseReconciler themselves (world_test.go) and call its Reconcile
+// directly, with no manager, through a target client that counts each
+// write and can fail after any of them; they do not cover Setup.
 type Config struct {
 	// Kinds are the template kinds (--template-kinds).
 	Kinds *manifest.KindMatcher

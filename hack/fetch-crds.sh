@@ -2,7 +2,7 @@
 # Copies the upstream CRDs the tests install (Flux helm-controller,
 # source-controller and notification-controller, and Cluster API) out of
 # their Go modules into bin/crds/<module>/<version>/, so tests read them
-# from a fixed place and never from ../shared.
+# from one fixed place, at the versions hack/versions.env pins.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 fetch() { # NAME MODULE VERSION FILE...

@@ -7,8 +7,8 @@
 #
 # Go 1.26's fuzz coordinator can fail a target with a bare "context deadline
 # exceeded" as -fuzztime expires, when a worker on a loaded machine misses
-# the stop (golang/go#75804, fixed in Go 1.27). Such a run found nothing: no
-# failing input written, no panic, no test error. It is run once more, and
+# the stop (a race in the coordinator, fixed in Go 1.27). Such a run found
+# nothing: no failing input written, no panic, no test error. It is run once more, and
 # counts as a failure only if it fails again; any other failure counts at
 # once (deadline_flake).
 set -euo pipefail
@@ -34,7 +34,7 @@ while IFS=: read -r file _ line; do
   run() { "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$pkg" >"$log" 2>&1; }
   if run; then
     result=ok
-  elif deadline_flake "$log" && { echo "   a bare deadline at -fuzztime (golang/go#75804), nothing found: once more"; run; }; then
+  elif deadline_flake "$log" && { echo "   a bare deadline at -fuzztime (the coordinator missed a worker's stop), nothing found: once more"; run; }; then
     result="ok (run twice)"
   else
     result=FAIL

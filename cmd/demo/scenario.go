@@ -34,8 +34,15 @@ type scenario struct {
 
 var scenarios = []scenario{
 	{
-		title: "1/2 After the pivot: Metal3MachineTemplates still name the dead bootstrap image server",
-		story: "Helm adopted the moved objects with an empty patch; a rolling upgrade would now fail to download the OS image.",
+		title: "1/2 After the pivot: Metal3MachineTemplates name the dead bootstrap image server again",
+		// Helm 4's adopting install patches mutable templates itself (make
+		// e2e measures it); the drift this scenario writes is the kind that
+		// arrives after the install and that client-side-apply upgrades
+		// leave alone.
+		story: "The demo writes this state itself: the stored release (client-side apply) names the management image server,\n" +
+			"the live templates the bootstrap one, as a restore of the pre-pivot objects after the install leaves them.\n" +
+			"A client-side-apply upgrade that does not change these templates leaves the drift; a rolling upgrade would\n" +
+			"now fail to download the OS image.",
 		pivot: testenv.Pivot{Namespace: "fleet", Live: testenv.Bootstrap, Release: testenv.Management, ApplyMethod: "csa"},
 	},
 	{

@@ -74,9 +74,10 @@ var refTable = map[schema.GroupKind][]refField{
 // holdTable lists the objects that reference templates but are never
 // repointed: Cluster API owns MachineSets (a MachineSet names the templates
 // it clones machines from until its MachineDeployment's rollout deletes it),
-// and CAPM3 keeps one Metal3DataClaim per Machine, and its Metal3Data, on
-// the Metal3DataTemplate they were rendered from (DOMAIN.md §8). They make
-// a template "in use": it must not be deleted while they exist.
+// and CAPM3 keeps one Metal3DataClaim per Machine, and the Metal3Data it
+// renders for the claim, on the Metal3DataTemplate they were rendered from,
+// and holds that template's finalizer while either names it. They make a
+// template "in use": it must not be deleted while they exist.
 var holdTable = map[schema.GroupKind][]refField{
 	MachineSetKind:      machineTemplateRefs,
 	Metal3DataClaimKind: {{path: []string{"spec", "template"}, implied: Metal3DataTemplateKind}},

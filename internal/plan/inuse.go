@@ -13,7 +13,9 @@ import (
 // Metal3DataTemplateFinalizer is the finalizer CAPM3 puts on every
 // Metal3DataTemplate. Its controller removes it once no Metal3DataClaim and
 // no Metal3Data names the template (reconcileDelete), so it is the one
-// finalizer whose release the add-on can predict (DOMAIN.md §8).
+// finalizer whose release the add-on can predict; the integration test
+// TestDataTemplateFinalizerPredicted checks both cases against the real
+// CAPM3 manager.
 const Metal3DataTemplateFinalizer = "metal3datatemplate.infrastructure.cluster.x-k8s.io"
 
 // User is a live object that references templates, whoever owns it: a

@@ -10,28 +10,26 @@ import (
 	"github.com/templatedrift/template-drift-controller/test/scale"
 )
 
-// The scenarios of this increment of issue 12, by the names CHAOS_SCENARIOS
-// takes.
+// The chaos scenarios, by the names CHAOS_SCENARIOS takes.
 const (
-	// ScenarioKill SIGKILLs the controller at random points (issue 12, 1).
+	// ScenarioKill SIGKILLs the controller at random points.
 	ScenarioKill = "kill"
-	// ScenarioRestart restarts kube-apiserver on the same etcd (issue 12, 2).
+	// ScenarioRestart restarts kube-apiserver on the same etcd.
 	ScenarioRestart = "restart"
 	// ScenarioRace has another client set templates and references back
-	// while corrections run (issue 12, 5).
+	// while corrections run.
 	ScenarioRace = "race"
 	// ScenarioFailover runs two replicas with leader election and SIGKILLs
-	// the leader while corrections run (issue 12, 3).
+	// the leader while corrections run.
 	ScenarioFailover = "failover"
 	// ScenarioLossy puts a fault-injecting proxy between the controller and
-	// the API server, after a fault-free run of the same fleet (issue 12, 4).
+	// the API server, after a fault-free run of the same fleet.
 	ScenarioLossy = "lossy"
 	// ScenarioTenants runs the controller under the multi-tenancy lockdown
-	// with hostile tenants' releases among the fleet (issue 12, 6).
+	// with hostile tenants' releases among the fleet.
 	ScenarioTenants = "tenants"
 	// ScenarioMemory has tenants rewrite their kubeconfig Secrets and store
-	// large-values releases while the controller's peak RSS is sampled
-	// (issue 12, 8).
+	// large-values releases while the controller's peak RSS is sampled.
 	ScenarioMemory = "memory"
 )
 
@@ -90,7 +88,8 @@ type Config struct {
 	// a kubeconfig Secret and rewrite it (CHAOS_REWRITERS, 4).
 	Rewriters int
 	// Rewrites is how many times each of them rewrites its kubeconfig
-	// Secret (CHAOS_REWRITES, 1000, as issue 12 says of one tenant).
+	// Secret (CHAOS_REWRITES, 1000: a hostile tenant that rewrites its
+	// kubeconfig in a loop).
 	Rewrites int
 	// RewriteEvery is the least time between two rewrites of one tenant
 	// (CHAOS_REWRITE_EVERY, 25ms), a pace the API server on two shared

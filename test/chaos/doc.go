@@ -1,5 +1,5 @@
 // Package chaos injects faults into the add-on while it corrects a fleet, and
-// checks, after the faults stop, the invariants of issue 12 from outside the
+// checks, after the faults stop, its invariants from outside the
 // controller: the API server's state and its audit log, never the
 // controller's own word.
 //

@@ -10,7 +10,7 @@ import "fmt"
 const InvNoRetryStorm = "no-retry-storm"
 
 // maxRequestRatio bounds the lossy run's requests against the fault-free
-// run's (issue 12, 4).
+// run's (InvNoRetryStorm).
 const maxRequestRatio = 2.0
 
 // lossy describes the lossy scenario's fault: the proxy, started with the

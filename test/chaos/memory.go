@@ -22,7 +22,7 @@ import (
 
 // InvBoundedMemory is the memory scenario's own invariant: the
 // controller's peak RSS (VmHWM) stays under half the chart's default memory
-// limit, the room to spare issue 12 asks for.
+// limit, so that the chart's default leaves room to spare.
 const InvBoundedMemory = "bounded-memory"
 
 const (

@@ -101,12 +101,12 @@ type hostileRelease struct {
 	want   expectation
 }
 
-// hostileReleases are the tenants scenario's attacks, as issue 12 lists
-// them: a template in another namespace, another release's template, a
-// kubeconfig Secret its account may not read (secretRef has no namespace
-// field, so this is the way out of its rights it has), a configMapRef,
-// and a kubeconfig that names the controller's own credential files. The
-// fleet's first namespace is the victim of the first.
+// hostileReleases are the tenants scenario's attacks: a template in
+// another namespace, another release's template, a kubeconfig Secret its
+// account may not read (secretRef has no namespace field, so this is the
+// way out of its rights it has), a configMapRef, and a kubeconfig that
+// names the controller's own credential files. The fleet's first
+// namespace is the victim of the first.
 func (r *run) hostileReleases() ([]hostileRelease, error) {
 	boot, mgmt := scale.FleetManifest(testenv.Bootstrap), scale.FleetManifest(testenv.Management)
 	evil := testenv.Management

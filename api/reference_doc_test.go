@@ -1,0 +1,148 @@
+package api_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/templatedrift/template-drift-controller/internal/doctable"
+)
+
+// referenceDoc is the user's reference, whose tables list the names this
+// package defines.
+var referenceDoc = filepath.Join("..", "docs", "reference.md")
+
+// apiSource is parsed rather than listed here by hand, so that a constant
+// added to it is checked without anyone remembering this test.
+const apiSource = "api.go"
+
+// annotationPrefix marks the add-on's own annotations and labels among
+// the constants (Helm's and Cluster API's names are read, not defined).
+const annotationPrefix = "templatedrift.io/"
+
+var (
+	// docAnnotation matches an annotation of the add-on in a table cell.
+	docAnnotation = regexp.MustCompile(`templatedrift\.io/[a-z0-9-]+`)
+	// docReason matches a reason written in a table cell: `Name`.
+	docReason = regexp.MustCompile("`([A-Z][A-Za-z]+)`")
+)
+
+// TestReferenceTablesMatchAPI checks the tables of docs/reference.md that
+// list the public contract against the constants of api.go: every
+// annotation, condition reason and event reason the code defines has a
+// row, and every row names one the code defines.
+func TestReferenceTablesMatchAPI(t *testing.T) {
+	consts, err := stringConsts(apiSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	annotations := values(consts, func(name, value string) bool { return strings.HasPrefix(value, annotationPrefix) })
+	reasons := values(consts, func(name, _ string) bool { return strings.HasSuffix(name, "Reason") })
+	events := values(consts, func(name, _ string) bool { return strings.HasSuffix(name, "Event") })
+
+	tests := []struct {
+		name string
+		// section and headers select the doc's tables; pattern is what a
+		// row's first cell names.
+		section string
+		headers []string
+		pattern *regexp.Regexp
+		// code is what api.go defines; alsoAllowed may have a row too.
+		code, alsoAllowed []string
+	}{
+		// The templates' table is headed "marker": its other markers are
+		// Flux's, Cluster API's and Helm's, which pattern leaves out.
+		{name: "annotations", section: "Annotations", headers: []string{"annotation", "marker"}, pattern: docAnnotation, code: annotations},
+		{name: "condition reasons", section: "The TemplatesInSync condition", headers: []string{"reason"}, pattern: docReason, code: reasons},
+		// A gate's condition reason is also the reason of its event.
+		{name: "event reasons", section: "Events", headers: []string{"reason"}, pattern: docReason, code: events, alsoAllowed: reasons},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(tt.code).NotTo(BeEmpty(), "no constants of %s found in %s", tt.name, apiSource)
+			var rows []string
+			for _, h := range tt.headers {
+				names, err := doctable.File(referenceDoc, tt.section, h, tt.pattern)
+				g.Expect(err).NotTo(HaveOccurred())
+				rows = append(rows, unquote(names)...)
+			}
+			g.Expect(rows).NotTo(BeEmpty(), "no rows found in the %q tables of %q in %s", tt.headers, "## "+tt.section, referenceDoc)
+
+			// Both directions are collected first, so one run names every
+			// mismatch.
+			var mismatches []string
+			if missing := doctable.Missing(tt.code, rows); len(missing) > 0 {
+				mismatches = append(mismatches, "defined in "+apiSource+" but with no row: "+strings.Join(missing, ", "))
+			}
+			if unknown := doctable.Missing(rows, append(slices.Clone(tt.code), tt.alsoAllowed...)); len(unknown) > 0 {
+				mismatches = append(mismatches, "a row but not defined in "+apiSource+": "+strings.Join(unknown, ", "))
+			}
+			g.Expect(mismatches).To(BeEmpty(), "the %s table of %s (%q) and %s disagree:\n%s",
+				tt.name, referenceDoc, "## "+tt.section, apiSource, strings.Join(mismatches, "\n"))
+		})
+	}
+}
+
+// stringConsts returns the string constants declared in the Go file at
+// path, by name.
+func stringConsts(path string) (map[string]string, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, decl := range f.Decls {
+		gen, ok := decl.(*ast.GenDecl)
+		if !ok || gen.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gen.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, name := range vs.Names {
+				if i >= len(vs.Values) {
+					continue
+				}
+				lit, ok := vs.Values[i].(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					continue
+				}
+				v, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					return nil, err
+				}
+				out[name.Name] = v
+			}
+		}
+	}
+	return out, nil
+}
+
+// values returns the sorted values of the constants that keep accepts.
+func values(consts map[string]string, keep func(name, value string) bool) []string {
+	var out []string
+	for name, v := range consts {
+		if keep(name, v) {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// unquote strips the backquotes docReason keeps around a name.
+func unquote(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strings.Trim(n, "`")
+	}
+	return out
+}
