@@ -84,12 +84,12 @@ func (w *world) expectNoDanglingRefs(allowMissing ...string) {
 			w.g.Expect(err).NotTo(HaveOccurred())
 			for _, r := range refs {
 				target := &metav1.PartialObjectMetadata{}
-				target.SetGroupVersionKind(r.Target.WithVersion(versionOf(r.Target.Group)))
-				err := env.Client.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: r.Target.Name}, target)
-				if slices.Contains(allowMissing, r.Target.Kind+"/"+r.Target.Name) {
+				target.SetGroupVersionKind(r.Template.WithVersion(versionOf(r.Template.Group)))
+				err := env.Client.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: r.Template.Name}, target)
+				if slices.Contains(allowMissing, r.Template.Kind+"/"+r.Template.Name) {
 					continue
 				}
-				w.g.Expect(err).NotTo(HaveOccurred(), "%s %s references missing %s", o.GetKind(), o.GetName(), r.Target)
+				w.g.Expect(err).NotTo(HaveOccurred(), "%s %s references missing %s", o.GetKind(), o.GetName(), r.Template)
 			}
 		}
 	}

@@ -155,7 +155,7 @@ func TestReferencesImpliedAndCrossNamespace(t *testing.T) {
 	refs, err := References(m3mt)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(refs).To(ConsistOf(Ref{Pointer: "/spec/template/spec/dataTemplate/name",
-		Target: ID{GroupKind: Metal3DataTemplateKind, Namespace: "ns", Name: "w-meta"}}))
+		Template: ID{GroupKind: Metal3DataTemplateKind, Namespace: "ns", Name: "w-meta"}}))
 
 	g.Expect(unstructured.SetNestedField(m3mt.Object, "elsewhere", "spec", "template", "spec", "dataTemplate", "namespace")).To(Succeed())
 	_, err = References(m3mt)

@@ -115,8 +115,8 @@ func RollsMachines(gk schema.GroupKind) bool {
 type Ref struct {
 	// Pointer is the JSON pointer of the reference's name field.
 	Pointer string
-	// Target is the template it names.
-	Target ID
+	// Template is the template it names.
+	Template ID
 }
 
 // References lists the template references obj holds, in table order.
@@ -143,7 +143,7 @@ func References(obj *unstructured.Unstructured) ([]Ref, error) {
 				ErrCrossNamespaceRef, obj.GetKind(), obj.GetNamespace(), obj.GetName(), strings.Join(f.path, "."), ns)
 		}
 		target.Namespace = obj.GetNamespace()
-		out = append(out, Ref{Pointer: diff.Pointer(append(append([]string{}, f.path...), "name")...), Target: target})
+		out = append(out, Ref{Pointer: diff.Pointer(append(append([]string{}, f.path...), "name")...), Template: target})
 	}
 	return out, nil
 }
@@ -187,7 +187,7 @@ func Repoint(obj *unstructured.Unstructured, from ID, toName string) ([]diff.Cha
 	}
 	var out []diff.Change
 	for _, r := range refs {
-		if r.Target != from || from.Name == toName {
+		if r.Template != from || from.Name == toName {
 			continue
 		}
 		out = append(out, diff.Change{Path: r.Pointer, Op: diff.OpReplace, Before: from.Name, After: toName})

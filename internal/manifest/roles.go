@@ -62,7 +62,7 @@ func referencedFirst(templates []*unstructured.Unstructured) []*unstructured.Uns
 		for i, t := range templates {
 			refs, _ := References(t) // checked by SortByRole
 			for _, r := range refs {
-				if j, ok := index[r.Target]; ok && j != i && depth[j] <= depth[i] {
+				if j, ok := index[r.Template]; ok && j != i && depth[j] <= depth[i] {
 					depth[j] = depth[i] + 1
 					changed = true
 				}

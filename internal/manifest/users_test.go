@@ -25,22 +25,22 @@ func TestReferencesOfUsers(t *testing.T) {
 		name: "MachineSet: the MachineDeployment's paths",
 		user: `{apiVersion: cluster.x-k8s.io/v1beta2, kind: MachineSet, metadata: {name: ms, namespace: ns},
 			spec: {template: {spec: {infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: Metal3MachineTemplate, name: cp}}}}}`,
-		refs: []Ref{{Pointer: "/spec/template/spec/infrastructureRef/name", Target: m3mt}},
+		refs: []Ref{{Pointer: "/spec/template/spec/infrastructureRef/name", Template: m3mt}},
 	}, {
 		name: "Metal3DataClaim: a name only, the kind implied",
 		user: `{apiVersion: infrastructure.cluster.x-k8s.io/v1beta2, kind: Metal3DataClaim, metadata: {name: c, namespace: ns},
 			spec: {template: {name: cp-data}}}`,
-		refs: []Ref{{Pointer: "/spec/template/name", Target: data}},
+		refs: []Ref{{Pointer: "/spec/template/name", Template: data}},
 	}, {
 		name: "Metal3Data: the same shape",
 		user: `{apiVersion: infrastructure.cluster.x-k8s.io/v1beta2, kind: Metal3Data, metadata: {name: d, namespace: ns},
 			spec: {template: {name: cp-data, namespace: ns}}}`,
-		refs: []Ref{{Pointer: "/spec/template/name", Target: data}},
+		refs: []Ref{{Pointer: "/spec/template/name", Template: data}},
 	}, {
 		name: "MachinePool: a consumer, which rolls machines",
 		user: `{apiVersion: cluster.x-k8s.io/v1beta2, kind: MachinePool, metadata: {name: mp, namespace: ns},
 			spec: {template: {spec: {infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: Metal3MachineTemplate, name: cp}}}}}`,
-		refs:     []Ref{{Pointer: "/spec/template/spec/infrastructureRef/name", Target: m3mt}},
+		refs:     []Ref{{Pointer: "/spec/template/spec/infrastructureRef/name", Template: m3mt}},
 		consumer: true,
 		rolls:    true,
 	}}
@@ -54,10 +54,10 @@ func TestReferencesOfUsers(t *testing.T) {
 			gk := o.GroupVersionKind().GroupKind()
 			g.Expect(IsConsumer(gk)).To(Equal(tc.consumer))
 			g.Expect(RollsMachines(gk)).To(Equal(tc.rolls))
-			changes, err := Repoint(o, tc.refs[0].Target, "renamed")
+			changes, err := Repoint(o, tc.refs[0].Template, "renamed")
 			g.Expect(err).NotTo(HaveOccurred())
 			if tc.consumer {
-				g.Expect(changes).To(Equal([]diff.Change{{Path: tc.refs[0].Pointer, Op: diff.OpReplace, Before: tc.refs[0].Target.Name, After: "renamed"}}))
+				g.Expect(changes).To(Equal([]diff.Change{{Path: tc.refs[0].Pointer, Op: diff.OpReplace, Before: tc.refs[0].Template.Name, After: "renamed"}}))
 			} else {
 				g.Expect(changes).To(BeEmpty(), "a holder is never repointed")
 			}

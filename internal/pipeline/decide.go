@@ -64,7 +64,7 @@ func (p *pass) decideTemplate(ctx context.Context, m *unstructured.Unstructured,
 	skip, conflict := plan.Ownership(m, live, p.rel.Name, p.rel.Namespace)
 	in := plan.TemplateInput{Desired: desired, Live: live, Skip: skip, Conflict: conflict,
 		Requested: p.res.Options.Strategy, Helm: p.helm, Release: p.rel.Ref(),
-		Users: p.use.users[manifest.IDOf(m)], Foreign: p.use.users.Foreign(manifest.IDOf(m))}
+		Users: p.use.users[manifest.IDOf(m)], Holders: p.use.users.Holders(manifest.IDOf(m))}
 	if in.Skip == "" && in.Conflict == "" && live != nil {
 		in.Changes = changesOf(desired, live, p.previous[manifest.IDOf(m)], p.ignorer.PathsFor(m))
 	}

@@ -10,10 +10,10 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 )
 
-// Target is where the release's consumers must point for one template of
+// Destination is where the release's consumers must point for one template of
 // the release: the manifest's name, or the newest replacement while a
 // rotation is in effect.
-type Target struct {
+type Destination struct {
 	Name string
 	// Marked is true when a rotation is in effect and the original already
 	// carried the superseded-by annotation naming Name before this pass, so
@@ -22,22 +22,22 @@ type Target struct {
 	Marked bool
 }
 
-// ConsumerTargets says, for each template of the release, where its
+// Destinations says, for each template of the release, where its
 // consumers must point. A rotation points them at its replacement. A
 // template that matches the manifest (or is corrected in place this pass)
 // points them back at its own name: that is the way back after a rollback,
 // for a consumer an earlier rotation left on a replacement. Any other
 // template (failed, blocked, skipped, missing, being deleted) gets no
 // target: its consumers stay where they are.
-func ConsumerTargets(templates []TemplatePlan) map[manifest.ID]Target {
-	out := map[manifest.ID]Target{}
+func Destinations(templates []TemplatePlan) map[manifest.ID]Destination {
+	out := map[manifest.ID]Destination{}
 	for _, t := range templates {
 		switch {
 		case t.RenameTo != "":
-			out[t.ID] = Target{Name: t.RenameTo, Marked: IsMarked(t.Live, t.RenameTo)}
+			out[t.ID] = Destination{Name: t.RenameTo, Marked: IsMarked(t.Live, t.RenameTo)}
 		case t.Outcome == OutcomeInSync || t.Outcome == OutcomeCorrected ||
 			(t.Outcome == OutcomeDrifted && t.Strategy == StrategyInPlace):
-			out[t.ID] = Target{Name: t.ID.Name}
+			out[t.ID] = Destination{Name: t.ID.Name}
 		}
 	}
 	return out
@@ -72,26 +72,26 @@ type ConsumerPlan struct {
 // chain of rotations (a consumer left on the first replacement moves to
 // the newest) and the way back (the original matches the manifest again).
 // A reference to anything else is left alone.
-func DecideConsumer(live *unstructured.Unstructured, targets map[manifest.ID]Target, replaces map[manifest.ID]manifest.ID) (ConsumerPlan, error) {
+func DecideConsumer(live *unstructured.Unstructured, targets map[manifest.ID]Destination, replaces map[manifest.ID]manifest.ID) (ConsumerPlan, error) {
 	p := ConsumerPlan{ID: manifest.IDOf(live), Live: live}
 	refs, err := manifest.References(live)
 	if err != nil {
 		return p, err
 	}
 	for _, r := range refs {
-		original := r.Target
-		if o, ok := replaces[r.Target]; ok {
+		original := r.Template
+		if o, ok := replaces[r.Template]; ok {
 			original = o
 		}
 		t, ok := targets[original]
-		if !ok || r.Target.Name == t.Name {
+		if !ok || r.Template.Name == t.Name {
 			continue
 		}
-		p.Changes = append(p.Changes, diff.Change{Path: r.Pointer, Op: diff.OpReplace, Before: r.Target.Name, After: t.Name})
+		p.Changes = append(p.Changes, diff.Change{Path: r.Pointer, Op: diff.OpReplace, Before: r.Template.Name, After: t.Name})
 		if !slices.Contains(p.Moves, original) {
 			p.Moves = append(p.Moves, original)
 		}
-		if r.Target == original && t.Marked && !slices.Contains(p.RevertedFrom, original) {
+		if r.Template == original && t.Marked && !slices.Contains(p.RevertedFrom, original) {
 			p.Reverted = true
 			p.RevertedFrom = append(p.RevertedFrom, original)
 		}

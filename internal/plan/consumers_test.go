@@ -102,10 +102,10 @@ type rotation struct {
 	Marked bool
 }
 
-func targetsOf(rots []rotation) map[manifest.ID]plan.Target {
-	out := map[manifest.ID]plan.Target{}
+func targetsOf(rots []rotation) map[manifest.ID]plan.Destination {
+	out := map[manifest.ID]plan.Destination{}
 	for _, r := range rots {
-		out[r.From] = plan.Target{Name: r.To, Marked: r.Marked}
+		out[r.From] = plan.Destination{Name: r.To, Marked: r.Marked}
 	}
 	return out
 }

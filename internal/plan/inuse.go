@@ -47,9 +47,9 @@ func IndexUsers(objs []*unstructured.Unstructured, own map[manifest.ID]bool) Use
 		u := User{ID: manifest.IDOf(o), Refs: refs, Own: own[manifest.IDOf(o)]}
 		seen := map[manifest.ID]bool{}
 		for _, r := range refs {
-			if !seen[r.Target] {
-				seen[r.Target] = true
-				out[r.Target] = append(out[r.Target], u)
+			if !seen[r.Template] {
+				seen[r.Template] = true
+				out[r.Template] = append(out[r.Template], u)
 			}
 		}
 	}
@@ -59,11 +59,11 @@ func IndexUsers(objs []*unstructured.Unstructured, own map[manifest.ID]bool) Use
 	return out
 }
 
-// Foreign returns the users of target that are consumers outside the
+// Holders returns the users of target that are consumers outside the
 // release: they keep a rotated original in use, and the add-on never
 // repoints them. Holders are not among them: Cluster API replaces the
 // MachineSets, and CAPM3 the claims, as the release's consumers roll.
-func (u Users) Foreign(target manifest.ID) []manifest.ID {
+func (u Users) Holders(target manifest.ID) []manifest.ID {
 	var out []manifest.ID
 	for _, x := range u[target] {
 		if !x.Own && manifest.IsConsumer(x.ID.GroupKind) {

@@ -94,17 +94,17 @@ func TestIndexUsers(t *testing.T) {
 	m3data := id(manifest.Metal3DataKind, "fleet", "workers-data-0")
 
 	mdRefs := []manifest.Ref{
-		{Pointer: "/spec/template/spec/infrastructureRef/name", Target: m3mt},
-		{Pointer: "/spec/template/spec/bootstrap/configRef/name", Target: boot},
+		{Pointer: "/spec/template/spec/infrastructureRef/name", Template: m3mt},
+		{Pointer: "/spec/template/spec/bootstrap/configRef/name", Template: boot},
 	}
-	msRefs := []manifest.Ref{{Pointer: "/spec/template/spec/infrastructureRef/name", Target: m3mt}}
-	kcpRefs := []manifest.Ref{{Pointer: "/spec/machineTemplate/spec/infrastructureRef/name", Target: m3mt}}
+	msRefs := []manifest.Ref{{Pointer: "/spec/template/spec/infrastructureRef/name", Template: m3mt}}
+	kcpRefs := []manifest.Ref{{Pointer: "/spec/machineTemplate/spec/infrastructureRef/name", Template: m3mt}}
 	rke2Refs := []manifest.Ref{
-		{Pointer: "/spec/infrastructureRef/name", Target: m3mt},
-		{Pointer: "/spec/machineTemplate/infrastructureRef/name", Target: m3mt},
+		{Pointer: "/spec/infrastructureRef/name", Template: m3mt},
+		{Pointer: "/spec/machineTemplate/infrastructureRef/name", Template: m3mt},
 	}
-	claimRefs := []manifest.Ref{{Pointer: "/spec/template/name", Target: data}}
-	dataRefs := []manifest.Ref{{Pointer: "/spec/template/name", Target: data}}
+	claimRefs := []manifest.Ref{{Pointer: "/spec/template/name", Template: data}}
+	dataRefs := []manifest.Ref{{Pointer: "/spec/template/name", Template: data}}
 
 	cases := []struct {
 		name string               // what the case proves
@@ -201,7 +201,7 @@ func TestUsersForeign(t *testing.T) {
 			if tc.users != nil {
 				u[target] = tc.users
 			}
-			got := u.Foreign(target)
+			got := u.Holders(target)
 			if tc.want == nil {
 				g.Expect(got).To(BeEmpty())
 				return
@@ -213,7 +213,7 @@ func TestUsersForeign(t *testing.T) {
 	// Another template's users are not target's.
 	g := NewWithT(t)
 	u := plan.Users{id(manifest.Metal3MachineTemplateKind, "fleet", "other"): {user(md, false)}}
-	g.Expect(u.Foreign(target)).To(BeEmpty())
+	g.Expect(u.Holders(target)).To(BeEmpty())
 }
 
 func TestDeleteBlocked(t *testing.T) {

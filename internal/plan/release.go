@@ -41,7 +41,7 @@ type ReleaseInput struct {
 // they are.
 func DecideRelease(in ReleaseInput) (Decisions, error) {
 	d := Decisions{Options: in.Options, Act: in.Act}
-	targets := ConsumerTargets(in.Templates)
+	targets := Destinations(in.Templates)
 	for _, live := range in.Consumers {
 		if owner, ok := OwnedByAnother(live, in.Release.Name, in.Release.Namespace); ok {
 			d.Conflicts = append(d.Conflicts, Conflict{ID: manifest.IDOf(live), Owner: owner})
@@ -115,7 +115,7 @@ func rollouts(t TemplatePlan, consumers []ConsumerPlan) (rolls, reverted bool) {
 		}
 		refs, _ := manifest.References(cp.Live) // DecideConsumer already read them without error
 		for _, r := range refs {
-			if r.Target == t.ID || r.Target == replacement {
+			if r.Template == t.ID || r.Template == replacement {
 				rolls = true
 			}
 		}

@@ -28,43 +28,43 @@ func TestConsumerTargets(t *testing.T) {
 	cases := []struct {
 		name     string            // what the case proves
 		template plan.TemplatePlan // the template's plan
-		want     *plan.Target      // its target; nil for no entry
+		want     *plan.Destination      // its target; nil for no entry
 	}{{
 		name:     "a rotation to do points at the replacement, not marked yet",
 		template: template(plan.OutcomeDrifted, plan.StrategyRotate, to, plain),
-		want:     &plan.Target{Name: to},
+		want:     &plan.Destination{Name: to},
 	}, {
 		name:     "a rotation whose original already names the replacement: marked, so a consumer on the original was set back",
 		template: template(plan.OutcomeDrifted, plan.StrategyRotate, to, liveMarked(to)),
-		want:     &plan.Target{Name: to, Marked: true},
+		want:     &plan.Destination{Name: to, Marked: true},
 	}, {
 		name:     "an original marked for an older replacement is not marked for this one",
 		template: template(plan.OutcomeDrifted, plan.StrategyRotate, to, liveMarked("workers-0000000000")),
-		want:     &plan.Target{Name: to},
+		want:     &plan.Destination{Name: to},
 	}, {
 		name:     "a rotation done earlier (superseded) still points at the replacement",
 		template: template(plan.OutcomeSuperseded, plan.StrategyRotate, to, liveMarked(to)),
-		want:     &plan.Target{Name: to, Marked: true},
+		want:     &plan.Destination{Name: to, Marked: true},
 	}, {
 		name:     "a rotation corrected for this release points at the replacement",
 		template: template(plan.OutcomeCorrected, plan.StrategyRotate, to, liveMarked(to)),
-		want:     &plan.Target{Name: to, Marked: true},
+		want:     &plan.Destination{Name: to, Marked: true},
 	}, {
 		name:     "a held rotation points the release's consumers at the replacement; its original is never marked",
 		template: template(plan.OutcomeHeld, plan.StrategyRotate, to, plain),
-		want:     &plan.Target{Name: to},
+		want:     &plan.Destination{Name: to},
 	}, {
 		name:     "in sync: the way back to the template's own name",
 		template: template(plan.OutcomeInSync, "", "", liveMarked(to)),
-		want:     &plan.Target{Name: "workers"},
+		want:     &plan.Destination{Name: "workers"},
 	}, {
 		name:     "corrected in place or by recreate: its own name",
 		template: template(plan.OutcomeCorrected, plan.StrategyRecreate, "", plain),
-		want:     &plan.Target{Name: "workers"},
+		want:     &plan.Destination{Name: "workers"},
 	}, {
 		name:     "drifted, corrected in place this pass: its own name",
 		template: template(plan.OutcomeDrifted, plan.StrategyInPlace, "", plain),
-		want:     &plan.Target{Name: "workers"},
+		want:     &plan.Destination{Name: "workers"},
 	}, {
 		name:     "drifted, recreated this pass: no entry while it is deleted and created",
 		template: template(plan.OutcomeDrifted, plan.StrategyRecreate, "", plain),
@@ -87,12 +87,12 @@ func TestConsumerTargets(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			got := plan.ConsumerTargets([]plan.TemplatePlan{tc.template})
+			got := plan.Destinations([]plan.TemplatePlan{tc.template})
 			if tc.want == nil {
 				g.Expect(got).To(BeEmpty())
 				return
 			}
-			g.Expect(got).To(Equal(map[manifest.ID]plan.Target{workers: *tc.want}))
+			g.Expect(got).To(Equal(map[manifest.ID]plan.Destination{workers: *tc.want}))
 		})
 	}
 }
@@ -103,14 +103,14 @@ func TestConsumerTargetsSeveral(t *testing.T) {
 	data := id(manifest.Metal3DataTemplateKind, "fleet", "workers-data")
 	workers := id(manifest.Metal3MachineTemplateKind, "fleet", "workers")
 	cp := id(manifest.Metal3MachineTemplateKind, "fleet", "cp")
-	got := plan.ConsumerTargets([]plan.TemplatePlan{
+	got := plan.Destinations([]plan.TemplatePlan{
 		{ID: data, Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, RenameTo: "workers-data-1"},
 		{ID: workers, Outcome: plan.OutcomeInSync},
 		{ID: cp, Outcome: plan.OutcomeFailed},
 	})
-	g.Expect(got).To(Equal(map[manifest.ID]plan.Target{
+	g.Expect(got).To(Equal(map[manifest.ID]plan.Destination{
 		data:    {Name: "workers-data-1"},
 		workers: {Name: "workers"},
 	}))
-	g.Expect(plan.ConsumerTargets(nil)).To(BeEmpty())
+	g.Expect(plan.Destinations(nil)).To(BeEmpty())
 }

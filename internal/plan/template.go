@@ -51,7 +51,7 @@ type TemplateInput struct {
 	Users []User
 	// Foreign are the consumers outside the release among Users
 	// (Users.Foreign): a rotation never repoints them.
-	Foreign []manifest.ID
+	Holders []manifest.ID
 }
 
 // DecideTemplate decides what to do about one template. A difference that
@@ -121,7 +121,7 @@ func decideRotation(p TemplatePlan, in TemplateInput) TemplatePlan {
 	}
 	// A consumer outside the release keeps the drifted original in use: it
 	// is never repointed, and the original is not called superseded.
-	p.HeldBy = in.Foreign
+	p.HeldBy = in.Holders
 	if len(p.HeldBy) == 0 && in.Live.GetAnnotations()[api.SupersededByAnnotation] != in.ReplacementName {
 		p.Writes = append(p.Writes, WriteMarkSuperseded)
 	}

@@ -182,7 +182,7 @@ func TestDecideTemplateInUse(t *testing.T) {
 		mutate: func(in *plan.TemplateInput) {
 			in.DryRun = plan.DryRunLocked
 			in.Users = []plan.User{{ID: foreignKCP}, ownMD, {ID: foreignMD}}
-			in.Foreign = []manifest.ID{foreignKCP, foreignMD}
+			in.Holders = []manifest.ID{foreignKCP, foreignMD}
 		},
 		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, RenameTo: replacementName,
 			HeldBy: []manifest.ID{foreignKCP, foreignMD}, Writes: []plan.Write{plan.WriteCreateReplacement}},
@@ -192,7 +192,7 @@ func TestDecideTemplateInUse(t *testing.T) {
 			in.DryRun = plan.DryRunLocked
 			in.Replacement = in.Desired.DeepCopy()
 			in.Replacement.SetName(replacementName)
-			in.Foreign = []manifest.ID{foreignMD}
+			in.Holders = []manifest.ID{foreignMD}
 		},
 		want: plan.TemplatePlan{Outcome: plan.OutcomeHeld, Strategy: plan.StrategyRotate, RenameTo: replacementName,
 			HeldBy: []manifest.ID{foreignMD}},
@@ -202,7 +202,7 @@ func TestDecideTemplateInUse(t *testing.T) {
 			in.Requested, in.DryRun = plan.StrategyRotate, plan.DryRunNotRun
 			in.Replacement = in.Desired.DeepCopy()
 			in.Live.SetAnnotations(map[string]string{api.SupersededByAnnotation: replacementName})
-			in.Foreign = []manifest.ID{foreignMD}
+			in.Holders = []manifest.ID{foreignMD}
 		},
 		want: plan.TemplatePlan{Outcome: plan.OutcomeHeld, Strategy: plan.StrategyRotate, RenameTo: replacementName,
 			HeldBy: []manifest.ID{foreignMD}},
@@ -212,7 +212,7 @@ func TestDecideTemplateInUse(t *testing.T) {
 			in.Requested, in.DryRun = plan.StrategyRotate, plan.DryRunNotRun
 			in.Replacement = in.Desired.DeepCopy()
 			in.Replacement.SetAnnotations(map[string]string{api.SourceReleaseAnnotation: release})
-			in.Foreign = []manifest.ID{foreignMD}
+			in.Holders = []manifest.ID{foreignMD}
 		},
 		want: plan.TemplatePlan{Outcome: plan.OutcomeHeld, Strategy: plan.StrategyRotate, RenameTo: replacementName,
 			HeldBy: []manifest.ID{foreignMD}},
@@ -220,7 +220,7 @@ func TestDecideTemplateInUse(t *testing.T) {
 		name: "foreign consumers do not hold a recreate that nothing else blocks: only Users do",
 		mutate: func(in *plan.TemplateInput) {
 			in.Requested = plan.StrategyRecreate
-			in.Foreign = []manifest.ID{foreignMD}
+			in.Holders = []manifest.ID{foreignMD}
 		},
 		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRecreate, Writes: recreate, DriftDigest: digest},
 	}}
