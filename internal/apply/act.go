@@ -41,7 +41,7 @@ func Act(ctx context.Context, c client.Client, d plan.Decisions, rel plan.Releas
 	for _, t := range d.Templates {
 		switch {
 		case t.Needs(plan.WriteMarkSuperseded):
-			log.FromContext(ctx).Info("Marking template superseded", "template", klog.KObj(t.Live), "kind", t.ID.Kind, "replacement", t.RenameTo)
+			log.FromContext(ctx).Info("Marking template superseded", "template", klog.KObj(t.Live), "kind", t.ID.Kind, "replacement", t.RenameTo())
 			if err := w.patch(ctx, t.Live, plan.MarkChanges(t)); err != nil {
 				return w.writes, err
 			}
@@ -67,8 +67,8 @@ func actTemplate(ctx context.Context, w *writer, t plan.TemplatePlan, rel plan.R
 		if err != nil {
 			return err
 		}
-		logger.Info("Creating replacement template", "replacement", t.RenameTo, "diff", diff.Summary(t.Changes, 80, 10))
-		return w.create(ctx, plan.BuildReplacement(t.Desired, t.Live, t.RenameTo, owners, rel))
+		logger.Info("Creating replacement template", "replacement", t.RenameTo(), "diff", diff.Summary(t.Changes, 80, 10))
+		return w.create(ctx, plan.BuildReplacement(t.Desired, t.Live, t.RenameTo(), owners, rel))
 	case t.Needs(plan.WriteDelete):
 		owners, err := currentOwners(ctx, w.c, t.Live)
 		if err != nil {

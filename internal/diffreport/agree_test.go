@@ -20,10 +20,12 @@ import (
 // and the verdict.
 func TestDiffAgreesWithTheCondition(t *testing.T) {
 	const replacement = "workers-5f1c2a9b0d"
-	rotated := func(tp *plan.TemplatePlan) { tp.Strategy, tp.RenameTo = plan.StrategyRotate, replacement }
+	rotated := func(tp *plan.TemplatePlan) {
+		tp.Strategy, tp.Rotation = plan.StrategyRotate, &plan.Rotation{To: replacement}
+	}
 	held := func(tp *plan.TemplatePlan) {
 		rotated(tp)
-		tp.HeldBy = []manifest.ID{{GroupKind: manifest.KubeadmControlPlaneKind, Namespace: "fleet", Name: "cp-other"}}
+		tp.Rotation.HeldBy = []manifest.ID{{GroupKind: manifest.KubeadmControlPlaneKind, Namespace: "fleet", Name: "cp-other"}}
 	}
 	md := manifest.ID{GroupKind: manifest.MachineDeploymentKind, Namespace: "fleet", Name: "md-0"}
 	repoint := plan.ConsumerPlan{ID: md, Changes: []diff.Change{{Path: "/spec/template/spec/infrastructureRef/name", Op: diff.OpReplace,
@@ -53,7 +55,7 @@ func TestDiffAgreesWithTheCondition(t *testing.T) {
 		"restored, consumers move back": {result(tmpl("workers", plan.OutcomeInSync, func(tp *plan.TemplatePlan) { tp.Restored = true })), false},
 		"rotation done, consumers behind": {with(result(tmpl("workers", plan.OutcomeSuperseded, func(tp *plan.TemplatePlan) {
 			rotated(tp)
-			tp.ConsumersBehind = true
+			tp.Rotation.ConsumersBehind = true
 		})), func(r *pipeline.Result) { r.Consumers = []plan.ConsumerPlan{repoint} }), false},
 		"a consumer to repoint alone": {with(result(tmpl("workers", plan.OutcomeInSync, nil)),
 			func(r *pipeline.Result) { r.Consumers = []plan.ConsumerPlan{repoint} }), false},

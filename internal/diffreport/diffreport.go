@@ -96,7 +96,7 @@ func NewDiffReport(hr string, res *pipeline.Result) DiffReport {
 	}
 	for _, t := range res.Templates {
 		dt := DiffTemplate{Kind: t.ID.Kind, Name: t.ID.Name, State: string(t.Outcome), Strategy: string(t.Strategy),
-			Replacement: t.RenameTo, RollsMachines: t.RollsMachines}
+			Replacement: t.RenameTo(), RollsMachines: t.RollsMachines}
 		switch t.Outcome {
 		case plan.OutcomeSkipped:
 			dt.Skipped = t.Message
@@ -107,7 +107,7 @@ func NewDiffReport(hr string, res *pipeline.Result) DiffReport {
 		case plan.OutcomeConflict:
 			dt.Conflict = t.Message
 		}
-		for _, h := range t.HeldBy {
+		for _, h := range t.HeldBy() {
 			dt.HeldBy = append(dt.HeldBy, h.Kind+" "+h.Namespace+"/"+h.Name)
 		}
 		for _, c := range t.Changes {

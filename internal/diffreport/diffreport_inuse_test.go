@@ -26,7 +26,7 @@ func blocked(t *plan.TemplatePlan) {
 
 func heldBy(t *plan.TemplatePlan) {
 	rotated(t)
-	t.HeldBy = []manifest.ID{
+	t.Rotation.HeldBy = []manifest.ID{
 		{GroupKind: manifest.KubeadmControlPlaneKind, Namespace: "fleet", Name: "cp-other"},
 		{GroupKind: manifest.MachineDeploymentKind, Namespace: "fleet", Name: "md-other"},
 	}

@@ -45,7 +45,7 @@ func drifted(t *plan.TemplatePlan) { t.Changes = []diff.Change{imageURL} }
 func inPlace(t *plan.TemplatePlan) { drifted(t); t.Strategy = plan.StrategyInPlace }
 func rotated(t *plan.TemplatePlan) {
 	drifted(t)
-	t.Strategy, t.RenameTo, t.RollsMachines = plan.StrategyRotate, replacement, true
+	t.Strategy, t.Rotation, t.RollsMachines = plan.StrategyRotate, &plan.Rotation{To: replacement}, true
 }
 
 func TestDiffReport(t *testing.T) {

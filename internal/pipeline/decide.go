@@ -30,8 +30,8 @@ func (p *pass) decide(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if tp.RenameTo != "" {
-			renames[tp.ID] = tp.RenameTo
+		if tp.RenameTo() != "" {
+			renames[tp.ID] = tp.RenameTo()
 		}
 		templates = append(templates, tp)
 	}

@@ -32,7 +32,7 @@ func Announce(d Decisions, c Conclusion, writes int, actErr error, pruned int) A
 	a.Pruned = pruned > 0
 	if wrote {
 		for _, t := range d.Templates {
-			if t.Reverted {
+			if t.Reverted() {
 				a.Reverted = append(a.Reverted, t)
 			}
 		}

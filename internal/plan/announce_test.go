@@ -13,7 +13,7 @@ import (
 
 // TestAnnounce: the events a pass fires besides its condition's.
 func TestAnnounce(t *testing.T) {
-	reverted := plan.TemplatePlan{Outcome: plan.OutcomeCorrected, RenameTo: "workers-1", Reverted: true}
+	reverted := plan.TemplatePlan{Outcome: plan.OutcomeCorrected, Rotation: &plan.Rotation{To: "workers-1", Reverted: true}}
 	d := plan.Decisions{Act: true, Templates: []plan.TemplatePlan{reverted, {Outcome: plan.OutcomeInSync}}}
 	cases := []struct {
 		name    string

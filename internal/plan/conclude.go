@@ -72,7 +72,7 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 			}
 			// A rotation that consumers outside the release still hold
 			// leaves the drifted original in use: not in sync.
-			if !d.Act || len(t.HeldBy) > 0 {
+			if !d.Act || len(t.HeldBy()) > 0 {
 				c.Drifted++
 			}
 		case OutcomeCorrected:
@@ -80,7 +80,7 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 		case OutcomeConflict:
 			conflict = true
 		}
-		if len(t.HeldBy) > 0 && !t.Outcome.Differs() && t.Outcome != OutcomeDrifted && t.Outcome != OutcomeMissing {
+		if len(t.HeldBy()) > 0 && !t.Outcome.Differs() && t.Outcome != OutcomeDrifted && t.Outcome != OutcomeMissing {
 			// Consumers outside the release keep the drifted original in
 			// use, whatever else is said of it.
 			c.Drifted++
@@ -88,7 +88,7 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 		switch {
 		case t.Restored && d.Act:
 			corrected = true
-		case t.Restored, t.ConsumersBehind && !d.Act:
+		case t.Restored, t.ConsumersBehind() && !d.Act:
 			// Consumers do not point where they must: drift of their
 			// references. A pass that may write repoints consumers behind
 			// a rotation done earlier and tells it with its own event.

@@ -32,8 +32,8 @@ func corrections(ss ...plan.Strategy) []plan.Correction {
 // MachineDeployment outside the release still uses.
 func held(o plan.Outcome) plan.TemplatePlan {
 	t := outcome("h", o, plan.StrategyRotate)
-	t.RenameTo = "h-5f1c2a9b0d"
-	t.HeldBy = []manifest.ID{id(manifest.MachineDeploymentKind, "fleet", "md-other")}
+	t.Rotation = &plan.Rotation{To: "h-5f1c2a9b0d"}
+	t.Rotation.HeldBy = []manifest.ID{id(manifest.MachineDeploymentKind, "fleet", "md-other")}
 	return t
 }
 

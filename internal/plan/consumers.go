@@ -33,8 +33,8 @@ func Destinations(templates []TemplatePlan) map[manifest.ID]Destination {
 	out := map[manifest.ID]Destination{}
 	for _, t := range templates {
 		switch {
-		case t.RenameTo != "":
-			out[t.ID] = Destination{Name: t.RenameTo, Marked: IsMarked(t.Live, t.RenameTo)}
+		case t.RenameTo() != "":
+			out[t.ID] = Destination{Name: t.RenameTo(), Marked: IsMarked(t.Live, t.RenameTo())}
 		case t.Outcome == OutcomeInSync || t.Outcome == OutcomeCorrected ||
 			(t.Outcome == OutcomeDrifted && t.Strategy == StrategyInPlace):
 			out[t.ID] = Destination{Name: t.ID.Name}

@@ -345,7 +345,7 @@ func TestFinishTemplatesRollouts(t *testing.T) {
 	data := id(manifest.Metal3DataTemplateKind, "fleet", "workers-data")
 	// repointed is mdV1beta2 once its infrastructure reference names the replacement.
 	repointed := strings.Replace(mdV1beta2, "Metal3MachineTemplate, name: workers}", "Metal3MachineTemplate, name: "+to+"}", 1)
-	rotating := plan.TemplatePlan{ID: m3mt, Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, RenameTo: to}
+	rotating := plan.TemplatePlan{ID: m3mt, Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: to}}
 
 	cases := []struct {
 		name string // what the case proves
@@ -364,7 +364,7 @@ func TestFinishTemplatesRollouts(t *testing.T) {
 		wantRolls: true,
 	}, {
 		name:      "a MachineDeployment referencing the replacement rolls machines (every pass after)",
-		template:  plan.TemplatePlan{ID: m3mt, Outcome: plan.OutcomeCorrected, Strategy: plan.StrategyRotate, RenameTo: to},
+		template:  plan.TemplatePlan{ID: m3mt, Outcome: plan.OutcomeCorrected, Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: to}},
 		consumers: []string{repointed},
 		wantRolls: true,
 	}, {
@@ -374,7 +374,7 @@ func TestFinishTemplatesRollouts(t *testing.T) {
 		wantRolls: true,
 	}, {
 		name:      "a Metal3MachineTemplate consumer of a rotated data template does not roll machines",
-		template:  plan.TemplatePlan{ID: data, Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, RenameTo: "workers-data-1"},
+		template:  plan.TemplatePlan{ID: data, Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: "workers-data-1"}},
 		consumers: []string{m3mtConsumer, mdV1beta2},
 	}, {
 		name:      "a template that does not rotate does not roll machines, even referenced",
@@ -382,17 +382,17 @@ func TestFinishTemplatesRollouts(t *testing.T) {
 		consumers: []string{mdV1beta2},
 	}, {
 		name:      "a MachineDeployment referencing another template does not roll this one's machines",
-		template:  plan.TemplatePlan{ID: id(manifest.Metal3MachineTemplateKind, "fleet", "cp-template"), Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, RenameTo: "cp-template-1"},
+		template:  plan.TemplatePlan{ID: id(manifest.Metal3MachineTemplateKind, "fleet", "cp-template"), Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: "cp-template-1"}},
 		consumers: []string{mdV1beta2},
 	}, {
 		name: "a reference naming the replacement with another kind does not count",
 		template: plan.TemplatePlan{ID: id(manifest.Metal3DataTemplateKind, "fleet", "other"), Outcome: plan.OutcomeDrifted,
-			Strategy: plan.StrategyRotate, RenameTo: "workers"},
+			Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: "workers"}},
 		consumers: []string{mdV1beta2},
 	}, {
 		name: "a MachineDeployment of another namespace naming a template like the replacement does not count",
 		template: plan.TemplatePlan{ID: id(manifest.Metal3MachineTemplateKind, "other", "x"), Outcome: plan.OutcomeDrifted,
-			Strategy: plan.StrategyRotate, RenameTo: to},
+			Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: to}},
 		consumers: []string{repointed},
 	}, {
 		name:         "RevertedFrom naming the template sets Reverted",
@@ -427,9 +427,14 @@ func TestFinishTemplatesRollouts(t *testing.T) {
 			templates := []plan.TemplatePlan{tc.template}
 			got := plan.FinishTemplates(templates, consumers)
 			g.Expect(got[0].RollsMachines).To(Equal(tc.wantRolls))
-			g.Expect(got[0].Reverted).To(Equal(tc.wantReverted))
+			g.Expect(got[0].Reverted()).To(Equal(tc.wantReverted))
 			want := tc.template
-			want.RollsMachines, want.Reverted = tc.wantRolls, tc.wantReverted
+			want.RollsMachines = tc.wantRolls
+			if want.Rotation != nil {
+				r := *want.Rotation
+				r.Reverted = tc.wantReverted
+				want.Rotation = &r
+			}
 			g.Expect(got[0]).To(Equal(want), "no other field changes")
 			g.Expect(templates[0]).To(Equal(tc.template), "the decision given is not changed")
 		})
@@ -441,8 +446,8 @@ func TestFinishTemplatesRollouts(t *testing.T) {
 func TestFinishTemplatesSeveral(t *testing.T) {
 	g := NewWithT(t)
 	templates := []plan.TemplatePlan{
-		{ID: id(manifest.Metal3DataTemplateKind, "fleet", "workers-data"), Strategy: plan.StrategyRotate, RenameTo: "workers-data-1"},
-		{ID: id(manifest.Metal3MachineTemplateKind, "fleet", "workers"), Strategy: plan.StrategyRotate, RenameTo: "workers-1"},
+		{ID: id(manifest.Metal3DataTemplateKind, "fleet", "workers-data"), Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: "workers-data-1"}},
+		{ID: id(manifest.Metal3MachineTemplateKind, "fleet", "workers"), Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: "workers-1"}},
 	}
 	md := fromYAML(t, mdV1beta1)
 	m3 := fromYAML(t, m3mtConsumer)
@@ -451,7 +456,7 @@ func TestFinishTemplatesSeveral(t *testing.T) {
 		{ID: manifest.IDOf(md), Live: md},
 	})
 	g.Expect(templates[0].RollsMachines).To(BeFalse())
-	g.Expect(templates[0].Reverted).To(BeTrue())
+	g.Expect(templates[0].Reverted()).To(BeTrue())
 	g.Expect(templates[1].RollsMachines).To(BeTrue())
-	g.Expect(templates[1].Reverted).To(BeFalse())
+	g.Expect(templates[1].Reverted()).To(BeFalse())
 }

@@ -45,7 +45,7 @@ const (
 	// it; Message names what holds it and the ways out.
 	OutcomeBlocked Outcome = "Blocked"
 	// OutcomeHeld means a rotation is in effect for the release's consumers,
-	// but consumers outside the release (HeldBy) still use the drifted
+	// but consumers outside the release (Rotation.HeldBy) still use the drifted
 	// original, which is therefore not marked superseded.
 	OutcomeHeld Outcome = "Held"
 	// OutcomeFailed means the template differs and no strategy can correct it,
@@ -113,30 +113,61 @@ type TemplatePlan struct {
 	// Writes are the writes the correction still needs, in order. Whether
 	// the pass makes them is Decisions.Act (mode enabled, not read-only).
 	Writes []Write
-	// RenameTo is set while a rotation is in effect: consumers must
-	// reference the replacement of this name.
-	RenameTo string
-	// HeldBy names the consumers outside the release that still use the
-	// drifted original of a rotation; the add-on never repoints them.
-	HeldBy []manifest.ID
+	// Rotation is set while a rotation is in effect: consumers of the
+	// release must reference its replacement. Nil otherwise.
+	Rotation *Rotation
 	// RollsMachines is true when the correction rolls machines: a
 	// MachineDeployment or control plane references the rotated template.
 	RollsMachines bool
 	// Restored is true when consumers of the release move back to this
 	// template from one of its replacements this pass (the way back).
 	Restored bool
-	// Reverted is true when a consumer had been set back to the original
-	// after an earlier repoint.
-	Reverted bool
-	// ConsumersBehind is true when the template's rotation is done (the
-	// template is Superseded or Corrected) but consumers of the release
-	// still reference something else than its replacement: set back, or
-	// left on an earlier replacement. They are repointed this pass.
-	ConsumersBehind bool
 	// Desired is the effective desired object; Live the live one (nil when
 	// missing).
 	Desired, Live *unstructured.Unstructured
 }
+
+// Rotation is a rotation in effect for one template.
+type Rotation struct {
+	// To is the replacement's name: consumers of the release reference it.
+	To string
+	// HeldBy names the consumers outside the release that still use the
+	// drifted original; the add-on never repoints them.
+	HeldBy []manifest.ID
+	// Reverted is true when a consumer had been set back to the original
+	// after an earlier repoint.
+	Reverted bool
+	// ConsumersBehind is true when the rotation is done (the template is
+	// Superseded or Corrected) but consumers of the release still
+	// reference something else than the replacement: set back, or left on
+	// an earlier replacement. They are repointed this pass.
+	ConsumersBehind bool
+}
+
+// RenameTo is the replacement consumers must reference while a rotation
+// is in effect, or "".
+func (p TemplatePlan) RenameTo() string {
+	if p.Rotation == nil {
+		return ""
+	}
+	return p.Rotation.To
+}
+
+// HeldBy names the consumers outside the release that keep the drifted
+// original of a rotation in use.
+func (p TemplatePlan) HeldBy() []manifest.ID {
+	if p.Rotation == nil {
+		return nil
+	}
+	return p.Rotation.HeldBy
+}
+
+// Reverted reports whether a consumer had set the rotation back.
+func (p TemplatePlan) Reverted() bool { return p.Rotation != nil && p.Rotation.Reverted }
+
+// ConsumersBehind reports whether consumers are behind a rotation that is
+// done.
+func (p TemplatePlan) ConsumersBehind() bool { return p.Rotation != nil && p.Rotation.ConsumersBehind }
 
 // Needs reports whether w is one of the writes the plan still needs.
 func (p TemplatePlan) Needs(w Write) bool {

@@ -34,7 +34,7 @@ func PatchChanges(p TemplatePlan, release string) []diff.Change {
 
 // MarkChanges sets the superseded-by annotation on a rotated original.
 func MarkChanges(p TemplatePlan) []diff.Change {
-	return annotate(p.Live, map[string]string{api.SupersededByAnnotation: p.RenameTo})
+	return annotate(p.Live, map[string]string{api.SupersededByAnnotation: p.RenameTo()})
 }
 
 // UnmarkChanges removes the superseded-by annotation from an original that

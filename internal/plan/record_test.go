@@ -151,7 +151,7 @@ func TestMarkChanges(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			live := liveWithAnnotations(t, tc.annotations)
-			p := plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, RenameTo: to, Live: live}
+			p := plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: to}, Live: live}
 
 			got := plan.MarkChanges(p)
 			g.Expect(got).To(Equal(tc.want))

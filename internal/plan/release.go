@@ -57,8 +57,8 @@ func DecideRelease(in ReleaseInput) (Decisions, error) {
 	if in.Options.Prune {
 		current := map[manifest.ID]bool{}
 		for _, t := range d.Templates {
-			if t.RenameTo != "" {
-				current[manifest.ID{GroupKind: t.ID.GroupKind, Namespace: t.ID.Namespace, Name: t.RenameTo}] = true
+			if t.RenameTo() != "" {
+				current[manifest.ID{GroupKind: t.ID.GroupKind, Namespace: t.ID.Namespace, Name: t.RenameTo()}] = true
 			}
 		}
 		d.Prune = DecidePrune(in.Kinds, in.Users, current, in.Release)
@@ -83,9 +83,13 @@ func FinishTemplates(templates []TemplatePlan, consumers []ConsumerPlan) []Templ
 // (moved), and the way back (restored). t itself is not changed.
 func finishTemplate(t TemplatePlan, consumers []ConsumerPlan) TemplatePlan {
 	t.Writes = slices.Clone(t.Writes)
-	t.RollsMachines, t.Reverted = rollouts(t, consumers)
-	if t.RenameTo != "" && !t.Outcome.Differs() {
-		t.ConsumersBehind = moved(t, consumers)
+	var reverted bool
+	t.RollsMachines, reverted = rollouts(t, consumers)
+	if t.Rotation != nil {
+		r := *t.Rotation
+		r.Reverted = reverted
+		r.ConsumersBehind = !t.Outcome.Differs() && moved(t, consumers)
+		t.Rotation = &r
 	}
 	if restorable(t) {
 		var rolls bool
@@ -107,10 +111,10 @@ func finishTemplate(t TemplatePlan, consumers []ConsumerPlan) TemplatePlan {
 // pass that rotates and on every pass after it.
 func rollouts(t TemplatePlan, consumers []ConsumerPlan) (rolls, reverted bool) {
 	rolls = t.RollsMachines
-	replacement := manifest.ID{GroupKind: t.ID.GroupKind, Namespace: t.ID.Namespace, Name: t.RenameTo}
+	replacement := manifest.ID{GroupKind: t.ID.GroupKind, Namespace: t.ID.Namespace, Name: t.RenameTo()}
 	for _, cp := range consumers {
 		reverted = reverted || slices.Contains(cp.RevertedFrom, t.ID)
-		if t.RenameTo == "" || !manifest.RollsMachines(cp.ID.GroupKind) {
+		if t.RenameTo() == "" || !manifest.RollsMachines(cp.ID.GroupKind) {
 			continue
 		}
 		refs, _ := manifest.References(cp.Live) // DecideConsumer already read them without error
@@ -137,7 +141,7 @@ func moved(t TemplatePlan, consumers []ConsumerPlan) bool {
 // restorable reports whether t may be the way back: it matches the
 // manifest and no rotation of it is in effect.
 func restorable(t TemplatePlan) bool {
-	return t.RenameTo == "" && t.Live != nil && (t.Outcome == OutcomeInSync || t.Outcome == OutcomeCorrected)
+	return t.RenameTo() == "" && t.Live != nil && (t.Outcome == OutcomeInSync || t.Outcome == OutcomeCorrected)
 }
 
 // restored says whether a consumer of the release moves back to t from

@@ -30,7 +30,7 @@ kind: KubeadmConfigTemplate
 metadata: {name: workers, namespace: fleet, annotations: {`+api.SupersededByAnnotation+`: workers-old}}
 `)
 	templates := []plan.TemplatePlan{
-		{ID: m3mt, Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, RenameTo: to, Writes: []plan.Write{plan.WriteCreateReplacement}},
+		{ID: m3mt, Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: to}, Writes: []plan.Write{plan.WriteCreateReplacement}},
 		{ID: kct, Outcome: plan.OutcomeInSync, Live: marked},
 	}
 	given := []plan.TemplatePlan{templates[0], templates[1]}

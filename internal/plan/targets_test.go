@@ -22,13 +22,13 @@ func TestConsumerTargets(t *testing.T) {
 	}
 	plain := fromYAML(t, m3mtLive)
 	template := func(o plan.Outcome, s plan.Strategy, renameTo string, live *unstructured.Unstructured) plan.TemplatePlan {
-		return plan.TemplatePlan{ID: workers, Outcome: o, Strategy: s, RenameTo: renameTo, Live: live}
+		return plan.TemplatePlan{ID: workers, Outcome: o, Strategy: s, Rotation: &plan.Rotation{To: renameTo}, Live: live}
 	}
 
 	cases := []struct {
 		name     string            // what the case proves
 		template plan.TemplatePlan // the template's plan
-		want     *plan.Destination      // its target; nil for no entry
+		want     *plan.Destination // its target; nil for no entry
 	}{{
 		name:     "a rotation to do points at the replacement, not marked yet",
 		template: template(plan.OutcomeDrifted, plan.StrategyRotate, to, plain),
@@ -104,7 +104,7 @@ func TestConsumerTargetsSeveral(t *testing.T) {
 	workers := id(manifest.Metal3MachineTemplateKind, "fleet", "workers")
 	cp := id(manifest.Metal3MachineTemplateKind, "fleet", "cp")
 	got := plan.Destinations([]plan.TemplatePlan{
-		{ID: data, Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, RenameTo: "workers-data-1"},
+		{ID: data, Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: "workers-data-1"}},
 		{ID: workers, Outcome: plan.OutcomeInSync},
 		{ID: cp, Outcome: plan.OutcomeFailed},
 	})

@@ -115,20 +115,19 @@ func decideRotation(p TemplatePlan, in TemplateInput) TemplatePlan {
 			in.ReplacementName, diff.Summary(in.ReplacementChanges, 60, 3))
 		return p
 	}
-	p.RenameTo = in.ReplacementName
+	p.Rotation = &Rotation{To: in.ReplacementName, HeldBy: in.Holders}
 	if in.Replacement == nil {
 		p.Writes = append(p.Writes, WriteCreateReplacement)
 	}
 	// A consumer outside the release keeps the drifted original in use: it
 	// is never repointed, and the original is not called superseded.
-	p.HeldBy = in.Holders
-	if len(p.HeldBy) == 0 && in.Live.GetAnnotations()[api.SupersededByAnnotation] != in.ReplacementName {
+	if len(p.HeldBy()) == 0 && in.Live.GetAnnotations()[api.SupersededByAnnotation] != in.ReplacementName {
 		p.Writes = append(p.Writes, WriteMarkSuperseded)
 	}
 	if len(p.Writes) > 0 {
 		return p
 	}
-	if len(p.HeldBy) > 0 {
+	if len(p.HeldBy()) > 0 {
 		p.Outcome = OutcomeHeld
 		return p
 	}

@@ -175,7 +175,7 @@ func TestDecideTemplateInUse(t *testing.T) {
 			in.DryRun, in.Users = plan.DryRunLocked, []plan.User{ownMD}
 			in.Live.SetFinalizers([]string{"example.com/protect"})
 		},
-		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, RenameTo: replacementName,
+		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: replacementName},
 			Writes: []plan.Write{plan.WriteCreateReplacement, plan.WriteMarkSuperseded}},
 	}, {
 		name: "rotation held by foreign consumers: the replacement is created, the original never marked",
@@ -184,8 +184,8 @@ func TestDecideTemplateInUse(t *testing.T) {
 			in.Users = []plan.User{{ID: foreignKCP}, ownMD, {ID: foreignMD}}
 			in.Holders = []manifest.ID{foreignKCP, foreignMD}
 		},
-		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, RenameTo: replacementName,
-			HeldBy: []manifest.ID{foreignKCP, foreignMD}, Writes: []plan.Write{plan.WriteCreateReplacement}},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: replacementName, HeldBy: []manifest.ID{foreignKCP, foreignMD}},
+			Writes: []plan.Write{plan.WriteCreateReplacement}},
 	}, {
 		name: "rotation held, the replacement there already: held, nothing to write",
 		mutate: func(in *plan.TemplateInput) {
@@ -194,8 +194,7 @@ func TestDecideTemplateInUse(t *testing.T) {
 			in.Replacement.SetName(replacementName)
 			in.Holders = []manifest.ID{foreignMD}
 		},
-		want: plan.TemplatePlan{Outcome: plan.OutcomeHeld, Strategy: plan.StrategyRotate, RenameTo: replacementName,
-			HeldBy: []manifest.ID{foreignMD}},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeHeld, Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: replacementName, HeldBy: []manifest.ID{foreignMD}}},
 	}, {
 		name: "rotation held, the original marked by an earlier pass: still held, not superseded",
 		mutate: func(in *plan.TemplateInput) {
@@ -204,8 +203,7 @@ func TestDecideTemplateInUse(t *testing.T) {
 			in.Live.SetAnnotations(map[string]string{api.SupersededByAnnotation: replacementName})
 			in.Holders = []manifest.ID{foreignMD}
 		},
-		want: plan.TemplatePlan{Outcome: plan.OutcomeHeld, Strategy: plan.StrategyRotate, RenameTo: replacementName,
-			HeldBy: []manifest.ID{foreignMD}},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeHeld, Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: replacementName, HeldBy: []manifest.ID{foreignMD}}},
 	}, {
 		name: "rotation held, replacement built from this release: held, not corrected",
 		mutate: func(in *plan.TemplateInput) {
@@ -214,8 +212,7 @@ func TestDecideTemplateInUse(t *testing.T) {
 			in.Replacement.SetAnnotations(map[string]string{api.SourceReleaseAnnotation: release})
 			in.Holders = []manifest.ID{foreignMD}
 		},
-		want: plan.TemplatePlan{Outcome: plan.OutcomeHeld, Strategy: plan.StrategyRotate, RenameTo: replacementName,
-			HeldBy: []manifest.ID{foreignMD}},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeHeld, Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: replacementName, HeldBy: []manifest.ID{foreignMD}}},
 	}, {
 		name: "foreign consumers do not hold a recreate that nothing else blocks: only Users do",
 		mutate: func(in *plan.TemplateInput) {

@@ -113,7 +113,7 @@ func TestDecideTemplate(t *testing.T) {
 			in.DryRun, in.DryRunMessage = plan.DryRunLocked, "spec.template: field is immutable"
 		},
 		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate,
-			RenameTo: replacementName, Writes: []plan.Write{plan.WriteCreateReplacement, plan.WriteMarkSuperseded}},
+			Rotation: &plan.Rotation{To: replacementName}, Writes: []plan.Write{plan.WriteCreateReplacement, plan.WriteMarkSuperseded}},
 	}, {
 		name: "rotate with a matching replacement already there: no create",
 		live: m3mtLive,
@@ -123,7 +123,7 @@ func TestDecideTemplate(t *testing.T) {
 			in.Replacement.SetName(replacementName)
 		},
 		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate,
-			RenameTo: replacementName, Writes: []plan.Write{plan.WriteMarkSuperseded}},
+			Rotation: &plan.Rotation{To: replacementName}, Writes: []plan.Write{plan.WriteMarkSuperseded}},
 	}, {
 		name: "rotate with the original already marked for this replacement: no mark",
 		live: m3mtLive,
@@ -132,7 +132,7 @@ func TestDecideTemplate(t *testing.T) {
 			in.Live.SetAnnotations(map[string]string{api.SupersededByAnnotation: replacementName})
 		},
 		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate,
-			RenameTo: replacementName, Writes: []plan.Write{plan.WriteCreateReplacement}},
+			Rotation: &plan.Rotation{To: replacementName}, Writes: []plan.Write{plan.WriteCreateReplacement}},
 	}, {
 		name: "rotate, steady state: replacement there and original marked: nothing to write, superseded",
 		live: m3mtLive,
@@ -141,7 +141,7 @@ func TestDecideTemplate(t *testing.T) {
 			in.Replacement = in.Desired.DeepCopy()
 			in.Live.SetAnnotations(map[string]string{api.SupersededByAnnotation: replacementName})
 		},
-		want: plan.TemplatePlan{Outcome: plan.OutcomeSuperseded, Strategy: plan.StrategyRotate, RenameTo: replacementName},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeSuperseded, Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: replacementName}},
 	}, {
 		name: "rotate with the original marked for an older replacement: mark again",
 		live: m3mtLive,
@@ -150,7 +150,7 @@ func TestDecideTemplate(t *testing.T) {
 			in.Live.SetAnnotations(map[string]string{api.SupersededByAnnotation: "workers-0000000000"})
 		},
 		want: plan.TemplatePlan{Outcome: plan.OutcomeDrifted, Strategy: plan.StrategyRotate,
-			RenameTo: replacementName, Writes: []plan.Write{plan.WriteCreateReplacement, plan.WriteMarkSuperseded}},
+			Rotation: &plan.Rotation{To: replacementName}, Writes: []plan.Write{plan.WriteCreateReplacement, plan.WriteMarkSuperseded}},
 	}, {
 		name: "rotate with a replacement that differs from the manifest: failed, names the replacement",
 		live: m3mtLive,
@@ -233,7 +233,7 @@ func TestDecideTemplate(t *testing.T) {
 			in.Replacement.SetAnnotations(map[string]string{api.SourceReleaseAnnotation: release})
 			in.Live.SetAnnotations(map[string]string{api.SupersededByAnnotation: replacementName})
 		},
-		want: plan.TemplatePlan{Outcome: plan.OutcomeCorrected, Strategy: plan.StrategyRotate, RenameTo: replacementName},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeCorrected, Strategy: plan.StrategyRotate, Rotation: &plan.Rotation{To: replacementName}},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

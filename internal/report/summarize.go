@@ -108,7 +108,7 @@ func Summarize(res *pipeline.Result) Summary {
 	}
 	for _, t := range a.Reverted {
 		out.event(corev1.EventTypeWarning, api.TemplateReferenceRevertedEvent,
-			fmt.Sprintf("A reference to %s was set back (by Helm or a person) and repointed to %s again", t.ID, t.RenameTo), true)
+			fmt.Sprintf("A reference to %s was set back (by Helm or a person) and repointed to %s again", t.ID, t.RenameTo()), true)
 	}
 	return out
 }
@@ -160,12 +160,12 @@ func describe(res *pipeline.Result, detail bool) []string {
 			line += t.Message
 		case t.Outcome == plan.OutcomeHeld:
 			line += held(t)
-		case t.ConsumersBehind && !res.Act:
-			line += "rotated to " + t.RenameTo + " earlier, but consumers reference another object; would repoint them to " +
-				t.RenameTo + ", rolls machines: " + yesNo(t.RollsMachines)
+		case t.ConsumersBehind() && !res.Act:
+			line += "rotated to " + t.RenameTo() + " earlier, but consumers reference another object; would repoint them to " +
+				t.RenameTo() + ", rolls machines: " + yesNo(t.RollsMachines)
 		case t.Outcome == plan.OutcomeCorrected || (res.Act && (t.Outcome == plan.OutcomeDrifted || t.Outcome == plan.OutcomeMissing)):
 			line += done(t)
-			if len(t.HeldBy) > 0 {
+			if len(t.HeldBy()) > 0 {
 				line = t.ID.Kind + "/" + t.ID.Name + ": " + held(t)
 			}
 			if detail && t.Outcome != plan.OutcomeCorrected && len(t.Changes) > 0 {
@@ -206,8 +206,8 @@ func conflicts(res *pipeline.Result) []string {
 // held says that a rotation is in effect for the release's consumers while
 // consumers outside the release keep the drifted original in use.
 func held(t plan.TemplatePlan) string {
-	return "rotated to " + t.RenameTo + " for the release's consumers, rolls machines: " + yesNo(t.RollsMachines) +
-		"; still in use, with its drift, by " + ids(t.HeldBy) + " (not of this release, never repointed)"
+	return "rotated to " + t.RenameTo() + " for the release's consumers, rolls machines: " + yesNo(t.RollsMachines) +
+		"; still in use, with its drift, by " + ids(t.HeldBy()) + " (not of this release, never repointed)"
 }
 
 // ids names objects "<Kind> <ns>/<name>", in the order given.
@@ -228,7 +228,7 @@ func corrections(res *pipeline.Result) []string {
 			continue
 		}
 		line := t.ID.Kind + "/" + t.ID.Name + ": " + done(t)
-		if len(t.HeldBy) > 0 {
+		if len(t.HeldBy()) > 0 {
 			line = t.ID.Kind + "/" + t.ID.Name + ": " + held(t)
 		}
 		if len(t.Changes) > 0 {
@@ -245,17 +245,17 @@ func done(t plan.TemplatePlan) string {
 	case plan.StrategyInPlace:
 		return "corrected in place, rolls machines: no"
 	case plan.StrategyRotate:
-		return "rotated to " + t.RenameTo + ", rolls machines: " + yesNo(t.RollsMachines)
+		return "rotated to " + t.RenameTo() + ", rolls machines: " + yesNo(t.RollsMachines)
 	default:
 		return "recreated, rolls machines: no"
 	}
 }
 
 func renamed(t plan.TemplatePlan) string {
-	if t.RenameTo == "" {
+	if t.RenameTo() == "" {
 		return ""
 	}
-	return " to " + t.RenameTo
+	return " to " + t.RenameTo()
 }
 
 // describeNotes names the templates healed by an earlier release's
@@ -269,7 +269,7 @@ func describeNotes(res *pipeline.Result) string {
 		case plan.OutcomeSkipped:
 			skipped = append(skipped, t.ID.Kind+"/"+t.ID.Name+" ("+t.Message+")")
 		case plan.OutcomeSuperseded:
-			superseded = append(superseded, t.ID.Kind+"/"+t.ID.Name+" by "+t.RenameTo)
+			superseded = append(superseded, t.ID.Kind+"/"+t.ID.Name+" by "+t.RenameTo())
 		}
 	}
 	var b strings.Builder

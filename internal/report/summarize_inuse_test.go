@@ -25,7 +25,7 @@ func blocked(t *plan.TemplatePlan) { t.Strategy, t.Message = plan.StrategyRecrea
 func heldBy(ids ...manifest.ID) func(t *plan.TemplatePlan) {
 	return func(t *plan.TemplatePlan) {
 		rotated(t)
-		t.HeldBy = ids
+		t.Rotation.HeldBy = ids
 	}
 }
 

@@ -56,7 +56,7 @@ func tmpl(name string, o plan.Outcome, mutate func(t *plan.TemplatePlan)) plan.T
 func inPlace(t *plan.TemplatePlan)   { t.Strategy = plan.StrategyInPlace }
 func recreated(t *plan.TemplatePlan) { t.Strategy = plan.StrategyRecreate }
 func rotated(t *plan.TemplatePlan) {
-	t.Strategy, t.RenameTo, t.RollsMachines = plan.StrategyRotate, replacement, true
+	t.Strategy, t.Rotation, t.RollsMachines = plan.StrategyRotate, &plan.Rotation{To: replacement}, true
 }
 
 // withChanges adds the image drift to a template (the original of a
@@ -349,7 +349,7 @@ func TestSummarize(t *testing.T) {
 	}, {
 		name: "reverted reference with writes: Warning TemplateReferenceReverted after the correction event",
 		res: result(plan.ModeEnabled, 1, tmpl("workers", plan.OutcomeDrifted, both(rotated, func(t *plan.TemplatePlan) {
-			t.Reverted = true
+			t.Rotation.Reverted = true
 		}))),
 		want: metav1.Condition{Status: metav1.ConditionTrue, Reason: api.DriftCorrectedReason},
 		wantEvents: []wantEvent{
@@ -360,7 +360,7 @@ func TestSummarize(t *testing.T) {
 	}, {
 		name: "reverted without writes (warn mode): no reverted event",
 		res: result(plan.ModeWarn, 0, tmpl("workers", plan.OutcomeDrifted, both(rotated, func(t *plan.TemplatePlan) {
-			t.Reverted = true
+			t.Rotation.Reverted = true
 		}))),
 		want:        metav1.Condition{Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason},
 		wantEvents:  []wantEvent{{typ: corev1.EventTypeWarning, reason: api.TemplateDriftDetectedEvent}},
@@ -369,7 +369,7 @@ func TestSummarize(t *testing.T) {
 		name: "reverted reference, but a write failed before the consumers were repointed: no reverted event",
 		res: func() *pipeline.Result {
 			r := result(plan.ModeEnabled, 1, tmpl("workers", plan.OutcomeDrifted, both(rotated, func(t *plan.TemplatePlan) {
-				t.Reverted = true
+				t.Rotation.Reverted = true
 			})))
 			r.Err = errors.New("failed to create Metal3MachineTemplate fleet/workers-x: boom")
 			return r
