@@ -21,6 +21,7 @@ func TestConfigFromEnv(t *testing.T) {
 			g.Expect(c.Sizes).To(Equal([]int{100, 300, 1000}))
 			g.Expect(c.Resync).To(Equal(30 * time.Second))
 			g.Expect(c.Window).To(Equal(time.Minute), "two resyncs")
+			g.Expect(c.Settle).To(Equal(30*time.Second), "one resync")
 			g.Expect(c.KeepAudit).To(BeFalse())
 			g.Expect(c.Controllers).To(Equal([]string{"template-drift-controller", "helm-controller"}))
 			g.Expect(HelmControllerFlags(c)).To(Equal([]string{"--watch-all-namespaces=true", "--concurrent=4",
@@ -51,6 +52,7 @@ func TestConfigFromEnv(t *testing.T) {
 			g.Expect(AddonTarget(c, "/tmp/old").Env).To(Equal([]string{"GOGC=50", "GOMEMLIMIT=150MiB"}))
 			g.Expect(c.Sizes).To(Equal([]int{50, 100}))
 			g.Expect(c.Window).To(Equal(40*time.Second), "two resyncs of the new interval")
+			g.Expect(c.Settle).To(Equal(20*time.Second), "one resync of the new interval")
 			g.Expect(c.KeepAudit).To(BeTrue())
 			g.Expect(ControllerFlags(c)).To(Equal([]string{"--watch-all-namespaces=true", "--resync-interval=20s",
 				"--log-level=info", "--concurrent=8", "--kube-api-qps=100"}))
