@@ -3,34 +3,27 @@ package diff
 import (
 	"strconv"
 	"strings"
-)
 
-var (
-	tokenEscaper   = strings.NewReplacer("~", "~0", "/", "~1")
-	tokenUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
+	"github.com/go-openapi/jsonpointer"
 )
 
 // escapeToken escapes one RFC 6901 reference token: "~" becomes "~0" and "/"
 // becomes "~1".
-func escapeToken(s string) string {
-	if !strings.ContainsAny(s, "~/") {
-		return s
-	}
-	return tokenEscaper.Replace(s)
-}
+var escapeToken = jsonpointer.Escape
 
 // unescapeToken reverses escapeToken. It reports false for a token that is not
-// valid RFC 6901 (a "~" not followed by "0" or "1").
+// valid RFC 6901 (a "~" not followed by "0" or "1"), which jsonpointer.Unescape
+// would pass through.
 func unescapeToken(s string) (string, bool) {
 	if !strings.Contains(s, "~") {
-		return s, true
+		return s, true // jsonpointer.Unescape would copy it
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] == '~' && (i+1 == len(s) || (s[i+1] != '0' && s[i+1] != '1')) {
 			return "", false
 		}
 	}
-	return tokenUnescaper.Replace(s), true
+	return jsonpointer.Unescape(s), true
 }
 
 // joinPointer renders unescaped tokens as a JSON pointer.
