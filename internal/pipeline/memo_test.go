@@ -35,7 +35,7 @@ func TestConfirmationRequest(t *testing.T) {
 	g.Expect(again).To(Equal(base), "the same request, the same fingerprint")
 
 	changes := map[string]func(in *plan.TemplateInput) string{
-		"target":          func(in *plan.TemplateInput) string { return "remote" },
+		"target":          func(*plan.TemplateInput) string { return "remote" },
 		"uid":             func(in *plan.TemplateInput) string { in.Live.SetUID("u2"); return "local" },
 		"resourceVersion": func(in *plan.TemplateInput) string { in.Live.SetResourceVersion("8"); return "local" },
 		"strategy":        func(in *plan.TemplateInput) string { in.Requested = plan.StrategyRotate; return "local" },

@@ -23,13 +23,13 @@ const (
 type ApplyMethod string
 
 const (
-	// ApplyServerSide: every upgrade applies each object in full, with
-	// server-side apply.
+	// ApplyServerSide means every upgrade applies each object in full,
+	// with server-side apply.
 	ApplyServerSide ApplyMethod = "ssa"
-	// ApplyClientSide: an upgrade patches what changed between the
+	// ApplyClientSide means an upgrade patches what changed between the
 	// previous manifest and this one (three-way merge).
 	ApplyClientSide ApplyMethod = "csa"
-	// ApplyUnknown: a release Helm 3 wrote, which records no method
+	// ApplyUnknown is a release Helm 3 wrote, which records no method
 	// (client-side).
 	ApplyUnknown ApplyMethod = ""
 )
