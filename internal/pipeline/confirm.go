@@ -50,9 +50,7 @@ func (p *pass) confirm(ctx context.Context, in *plan.TemplateInput) (*unstructur
 	if err != nil {
 		return nil, err
 	}
-	// A refusal other than Invalid (forbidden, a webhook that failed) may
-	// be gone next pass: ask again then.
-	if memoable && answer.dryRun != plan.DryRunFailed {
+	if memoable && answer.dryRun.Lasting() {
 		memo.put(hr, id, request, answer)
 	}
 	return p.confirmWith(ctx, in, answer), nil

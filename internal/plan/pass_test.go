@@ -66,3 +66,13 @@ func TestNeedsFreshFacts(t *testing.T) {
 func pruned() []*unstructured.Unstructured {
 	return []*unstructured.Unstructured{{Object: map[string]any{"kind": "Metal3MachineTemplate"}}}
 }
+
+// TestDryRunLasting: only the answers about the request itself are
+// remembered across passes.
+func TestDryRunLasting(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(plan.DryRunAccepted.Lasting()).To(BeTrue())
+	g.Expect(plan.DryRunLocked.Lasting()).To(BeTrue())
+	g.Expect(plan.DryRunNotRun.Lasting()).To(BeTrue(), "no in-place dry-run: the dry-run create answered")
+	g.Expect(plan.DryRunFailed.Lasting()).To(BeFalse())
+}

@@ -125,3 +125,11 @@ func Choose(requested Strategy, dry DryRun, helm HelmFacts) (Strategy, bool) {
 		return "", false
 	}
 }
+
+// Lasting reports whether the server's answer to an in-place dry-run says
+// something that holds for the same request later: accepted and locked
+// do; any other refusal (forbidden, a webhook that failed) may be gone on
+// the next pass, so it is asked again then.
+func (d DryRun) Lasting() bool {
+	return d != DryRunFailed
+}
