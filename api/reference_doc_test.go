@@ -44,7 +44,7 @@ func TestReferenceTablesMatchAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	annotations := values(consts, func(name, value string) bool { return strings.HasPrefix(value, annotationPrefix) })
+	annotations := values(consts, func(_, value string) bool { return strings.HasPrefix(value, annotationPrefix) })
 	reasons := values(consts, func(name, _ string) bool { return strings.HasSuffix(name, "Reason") })
 	events := values(consts, func(name, _ string) bool { return strings.HasSuffix(name, "Event") })
 
