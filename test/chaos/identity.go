@@ -21,7 +21,7 @@ type IdentityCounts struct {
 	Own int `json:"own"`
 	// Watches are the list and watch requests of the template and consumer
 	// kinds as itself, and of the metadata of CustomResourceDefinitions:
-	// the change notifications (controllers/kindwatch.go, servedkinds.go),
+	// the change notifications (controllers/dynamicwatches.go, servedkinds.go),
 	// whose objects only map a change to its HelmRelease; no impersonated
 	// pass reads them.
 	Watches int `json:"watches"`

@@ -11,7 +11,7 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
-func TestConsumerTargets(t *testing.T) {
+func TestDestinations(t *testing.T) {
 	const to = "workers-5f1c2a9b0d"
 	workers := id(manifest.Metal3MachineTemplateKind, "fleet", "workers")
 	// liveMarked is the original as read this pass, carrying superseded-by.
@@ -97,8 +97,8 @@ func TestConsumerTargets(t *testing.T) {
 	}
 }
 
-// TestConsumerTargetsSeveral: one entry per template, keyed by its ID.
-func TestConsumerTargetsSeveral(t *testing.T) {
+// TestDestinationsSeveral: one entry per template, keyed by its ID.
+func TestDestinationsSeveral(t *testing.T) {
 	g := NewWithT(t)
 	data := id(manifest.Metal3DataTemplateKind, "fleet", "workers-data")
 	workers := id(manifest.Metal3MachineTemplateKind, "fleet", "workers")
