@@ -112,7 +112,7 @@ func (w *world) settle() int {
 // from live reads before it is made. In the steady state a pass reads
 // nothing from the API server.
 func TestCachedReads(t *testing.T) {
-	w := newWorld(t, scenario{annotations: enabled, live: lockedLive, release: lockedRelease, applyMethod: "csa", cached: true})
+	w := newWorld(t, scenario{annotations: enabled, live: lockedLive, release: lockedRelease, applyMethod: "csa"}, cachedReads())
 	g := w.g
 	g.Expect(w.settle()).To(Equal(8), "the worker Metal3MachineTemplate in place, the replacement, 5 control planes, the mark")
 	first := expectRotated(w, m3, "LockedMachineTemplate", "mgmt-cp").GetName()

@@ -28,7 +28,7 @@ import (
 // tests of the manager's wiring (TestManagerWatches, TestServedKinds) and
 // those that run the binary (cmd/template-drift-controller), so they run
 // the same thing. The other integration tests of this package build a
-// HelmReleaseReconciler themselves (world_test.go) and call its Reconcile
+// HelmReleaseReconciler themselves (world_target_test.go) and call its Reconcile
 // directly, with no manager, through a target client that counts each
 // write and can fail after any of them; they do not cover Setup.
 type Config struct {

@@ -25,8 +25,8 @@ import (
 // RBAC nothing happens and the refusal names the service account; with it
 // the templates are corrected.
 func TestImpersonation(t *testing.T) {
-	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa", realTargets: true,
-		hrMutate: func(hr *helmv2.HelmRelease) { hr.Spec.ServiceAccountName = "tdc-limited" }})
+	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa",
+		hrMutate: func(hr *helmv2.HelmRelease) { hr.Spec.ServiceAccountName = "tdc-limited" }}, asProduction(""))
 	g := w.g
 	g.Expect(env.Client.Create(w.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "tdc-limited", Namespace: w.ns}})).To(Succeed())
 	before := w.versions()
@@ -40,7 +40,7 @@ func TestImpersonation(t *testing.T) {
 	delete(after, "HelmRelease/cluster")
 	g.Expect(after).To(Equal(before))
 
-	w.grant("tdc-limited", tenantRules...)
+	w.grant("tdc-limited", testenv.TenantRules()...)
 	g.Eventually(func() string {
 		w.reconcile()
 		return reasonOf(w.condition())
@@ -55,10 +55,10 @@ func TestRemoteTarget(t *testing.T) {
 	remote, err := testenv.StartWith("remote", testenv.Options{Managers: true})
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = remote.Stop() })
-	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa", realTargets: true, target: remote,
+	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa",
 		hrMutate: func(hr *helmv2.HelmRelease) {
 			hr.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "remote-kubeconfig"}}
-		}})
+		}}, asProduction(""), onCluster(remote))
 	g := w.g
 	w.reconcile()
 	g.Expect(w.condition().Message).To(ContainSubstring("remote-kubeconfig"), "a missing kubeconfig Secret is reported")
@@ -83,10 +83,10 @@ func TestRemoteTarget(t *testing.T) {
 // nothing is read or written on the local cluster in its place (before, the
 // pass took the local cluster for the target and corrected its templates).
 func TestKubeConfigWithoutSecretRefRefused(t *testing.T) {
-	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa", realTargets: true,
+	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa",
 		hrMutate: func(hr *helmv2.HelmRelease) {
 			hr.Spec.KubeConfig = &meta.KubeConfigReference{ConfigMapRef: &meta.LocalObjectReference{Name: "workload-identity"}}
-		}})
+		}}, asProduction(""))
 	g := w.g
 	before := w.versions()
 	delete(before, "HelmRelease/cluster")
@@ -106,11 +106,10 @@ func TestKubeConfigWithoutSecretRefRefused(t *testing.T) {
 // Secret, and one that may gets past it. The controller's own role then
 // needs no Secret access (the chart drops it).
 func TestLockdownReadsKubeConfigAsServiceAccount(t *testing.T) {
-	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa", realTargets: true,
-		defaultServiceAccount: "tdc-tenant",
+	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa",
 		hrMutate: func(hr *helmv2.HelmRelease) {
 			hr.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "tenant-kubeconfig"}}
-		}})
+		}}, asProduction("tdc-tenant"))
 	g := w.g
 	kc, err := os.ReadFile(env.KubeConfigPath)
 	g.Expect(err).NotTo(HaveOccurred())

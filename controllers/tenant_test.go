@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -23,14 +22,14 @@ import (
 // its own account, and nothing is written there: the pass reads and writes
 // only as the tenant.
 func TestTenantTemplateInAnotherNamespace(t *testing.T) {
-	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa", realTargets: true,
-		defaultServiceAccount: "tenant", hrMutate: func(*helmv2.HelmRelease) {}})
+	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa"},
+		asProduction("tenant"))
 	g := w.g
 	other := w.ns + "-victim"
 	g.Expect(env.Client.Create(w.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}})).To(Succeed())
 	g.Expect(testenv.CreateLive(w.ctx, env.Client, other, "cluster", render(bootstrap), nil)).To(Succeed())
 	g.Expect(env.Client.Create(w.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "tenant", Namespace: w.ns}})).To(Succeed())
-	w.grant("tenant", tenantRules...)
+	w.grant("tenant", testenv.TenantRules()...)
 
 	// The forged release: the management values, with every object placed
 	// in the other namespace.
@@ -78,15 +77,6 @@ func versionsIn(w *world, ns string) map[string]string {
 	}
 	w.g.Expect(out).NotTo(BeEmpty())
 	return out
-}
-
-// tenantRules are what a tenant's account needs in its namespace for its
-// release, as helm-controller's would: Helm storage, and the templates and
-// consumers.
-var tenantRules = []rbacv1.PolicyRule{
-	{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}},
-	{APIGroups: []string{"cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io"},
-		Resources: []string{"*"}, Verbs: []string{"get", "list", "watch", "patch", "create", "delete"}},
 }
 
 // grant gives the service account sa of the world's namespace the rules

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,60 +12,82 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/controllers"
 	"github.com/templatedrift/template-drift-controller/internal/apply"
-	"github.com/templatedrift/template-drift-controller/internal/manifest"
-	"github.com/templatedrift/template-drift-controller/internal/pipeline"
 	"github.com/templatedrift/template-drift-controller/internal/release"
-	"github.com/templatedrift/template-drift-controller/internal/report"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
-// errCrash is what the fault-injecting client returns instead of a write:
-// the controller "dies" right there.
-var errCrash = errors.New("injected crash")
+// A world is one test's HelmRelease, its stored Helm release and the live
+// objects, in a namespace of its own, with a reconciler whose target client
+// counts writes and can be told to crash. This file builds it; the target
+// client is in world_target_test.go, and what tests read back is in
+// world_read_test.go.
 
-// scenario describes one test world.
+// scenario is what a world holds: the HelmRelease, the stored release and
+// the live objects. How the add-on reaches them is an option of newWorld.
 type scenario struct {
 	// annotations on the HelmRelease (mode, strategy).
 	annotations map[string]string
 	// live renders the live objects (after the pivot); release the stored manifest.
 	live, release values
-	// status and applyMethod of the stored release.
+	// status ("deployed" when empty) and applyMethod of the stored release.
 	status, applyMethod string
 	// hrMutate edits the HelmRelease before it is created.
 	hrMutate func(*helmv2.HelmRelease)
 	// liveMutate edits each live object before it is created.
 	liveMutate func(*unstructured.Unstructured)
-	// target is the cluster the release deploys to; nil is env itself.
-	target *testenv.Env
-	// targetSelf sets spec.targetNamespace to the HelmRelease's own
+}
+
+// reach is how the add-on reaches the world's objects; the zero value is
+// the suite's API server through the counting target client.
+type reach struct {
+	// cluster holds the release and the live objects; nil is env itself.
+	cluster *testenv.Env
+	// ownNamespace sets spec.targetNamespace to the HelmRelease's own
 	// namespace, which makes the release name "<namespace>-cluster".
-	targetSelf bool
-	// realTargets resolves the target as production does (spec.kubeConfig,
-	// impersonation) instead of the counting, crash-injecting client.
-	realTargets bool
-	// defaultServiceAccount is --default-service-account (the lockdown) of
-	// real targets.
+	ownNamespace bool
+	// production resolves the target as production does (spec.kubeConfig,
+	// impersonation) instead of through the counting, crashing client;
+	// defaultServiceAccount is then --default-service-account (the lockdown).
+	production            bool
 	defaultServiceAccount string
 	// cached reads the target through informers, as production reads the
 	// local cluster as the controller's own identity (see cachedReader).
 	cached bool
 }
 
-// world is one scenario set up in its own namespace, with a reconciler whose
-// target client counts writes and can be told to crash.
+// option changes how the add-on reaches a world.
+type option func(*reach)
+
+// onCluster puts the release and its objects on another API server (the
+// HelmRelease stays on env).
+func onCluster(e *testenv.Env) option { return func(r *reach) { r.cluster = e } }
+
+// inOwnNamespace targets the HelmRelease's own namespace.
+func inOwnNamespace() option { return func(r *reach) { r.ownNamespace = true } }
+
+// asProduction resolves targets as production does, with
+// defaultServiceAccount as --default-service-account ("" for none).
+func asProduction(defaultServiceAccount string) option {
+	return func(r *reach) { r.production, r.defaultServiceAccount = true, defaultServiceAccount }
+}
+
+// cachedReads reads the target through informers.
+func cachedReads() option { return func(r *reach) { r.cached = true } }
+
+// errCrash is what the fault-injecting client returns instead of a write:
+// the controller "dies" right there.
+var errCrash = errors.New("injected crash")
+
+// world is one scenario set up in its own namespace.
 type world struct {
 	t   *testing.T
 	g   Gomega
@@ -74,67 +95,65 @@ type world struct {
 	ns  string
 	hr  *helmv2.HelmRelease
 	rel testenv.Release
-	// tgt is the target cluster (env unless the scenario names another).
-	tgt *testenv.Env
-
-	writes    atomic.Int32
-	dryRuns   atomic.Int32 // dry-run creates and patches sent to the target
-	failAfter atomic.Int32 // crash on the write after this many; -1 never
-	recorder  *events.FakeRecorder
-	r         *controllers.HelmReleaseReconciler
+	// tgt is the cluster that holds the release (env unless onCluster).
+	tgt      *testenv.Env
+	r        *controllers.HelmReleaseReconciler
+	recorder *events.FakeRecorder
 	// lastErr is what the last reconcile returned.
 	lastErr error
-	// beforeDelete, when set, runs before each delete the add-on makes, to
-	// change the world between the add-on's checks and its write.
-	beforeDelete func(client.Object)
-	// deleteErrs records what each delete of the add-on returned.
-	deleteErrs []error
-	// liveReads counts the reads a cached world made live.
-	liveReads atomic.Int32
-	// cachedKinds records the kinds and versions a cached world read from
-	// its informers: each is an informer holding every object of the kind.
-	cachedKinds sync.Map
-}
 
-type staticTarget struct{ t *apply.Target }
-
-func (s staticTarget) For(context.Context, *helmv2.HelmRelease) (*apply.Target, error) {
-	return s.t, nil
+	// targetClient counts the writes and dry-runs of the add-on and
+	// injects faults into them; readCounts counts its reads of a cached
+	// world.
+	targetClient
+	readCounts
 }
 
 var nsCounter atomic.Int32
 
-func newWorld(t *testing.T, sc scenario) *world {
+// newWorld creates the namespace, the live objects, the stored release and
+// the HelmRelease of sc, and the reconciler that serves them.
+func newWorld(t *testing.T, sc scenario, opts ...option) *world {
 	t.Helper()
-	w := &world{t: t, g: NewWithT(t), ctx: context.Background()}
+	var how reach
+	for _, o := range opts {
+		o(&how)
+	}
+	w := &world{t: t, g: NewWithT(t), ctx: context.Background(), ns: namespaceFor(t.Name()), tgt: env}
 	w.failAfter.Store(-1)
-	w.ns = namespaceFor(t.Name())
-	w.tgt = env
-	if sc.target != nil {
-		w.tgt = sc.target
-		w.g.Expect(w.tgt.Client.Create(w.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}})).To(Succeed())
+	if how.cluster != nil {
+		w.tgt = how.cluster
+		w.createNamespace(w.tgt)
 	}
-	w.g.Expect(env.Client.Create(w.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}})).To(Succeed())
-
-	if sc.status == "" {
-		sc.status = "deployed"
-	}
-	relName := "cluster"
-	if sc.targetSelf {
-		relName = release.Name(&helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: helmv2.HelmReleaseSpec{TargetNamespace: w.ns}})
-	}
-	w.rel = testenv.Release{Name: relName, Namespace: w.ns, Version: 1, Status: sc.status, ApplyMethod: sc.applyMethod, Manifest: render(sc.release)}
-	w.g.Expect(testenv.CreateLive(w.ctx, w.tgt.Client, w.ns, relName, render(sc.live), sc.liveMutate)).To(Succeed())
-	w.createHelmRelease(sc)
-	w.r = w.reconciler(sc.cached)
-	if sc.realTargets {
-		w.r.Engine.Targets = &apply.Targets{Local: env.Config, Reader: env.Client, Scheme: testenv.Scheme(),
-			DefaultServiceAccount: sc.defaultServiceAccount}
-	}
+	w.createNamespace(env)
+	w.createLive(sc, how)
+	w.createHelmRelease(sc, how)
+	w.r = w.reconciler(how)
 	return w
 }
 
-func (w *world) createHelmRelease(sc scenario) {
+func (w *world) createNamespace(e *testenv.Env) {
+	w.g.Expect(e.Client.Create(w.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}})).To(Succeed())
+}
+
+// createLive creates the live objects as the release's owner and records
+// the release to store.
+func (w *world) createLive(sc scenario, how reach) {
+	status := sc.status
+	if status == "" {
+		status = "deployed"
+	}
+	name := "cluster"
+	if how.ownNamespace {
+		name = release.Name(&helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: helmv2.HelmReleaseSpec{TargetNamespace: w.ns}})
+	}
+	w.rel = testenv.Release{Name: name, Namespace: w.ns, Version: 1, Status: status, ApplyMethod: sc.applyMethod, Manifest: render(sc.release)}
+	w.g.Expect(testenv.CreateLive(w.ctx, w.tgt.Client, w.ns, name, render(sc.live), sc.liveMutate)).To(Succeed())
+}
+
+// createHelmRelease creates the HelmRelease, stores its release as Helm
+// would, and records the release in the HelmRelease's history.
+func (w *world) createHelmRelease(sc scenario, how reach) {
 	hr := &helmv2.HelmRelease{
 		ObjectMeta: metav1.ObjectMeta{Name: "cluster", Namespace: w.ns, Annotations: sc.annotations},
 		Spec: helmv2.HelmReleaseSpec{
@@ -144,7 +163,7 @@ func (w *world) createHelmRelease(sc scenario) {
 			}},
 		},
 	}
-	if sc.targetSelf {
+	if how.ownNamespace {
 		hr.Spec.TargetNamespace = w.ns
 	}
 	if sc.hrMutate != nil {
@@ -184,71 +203,6 @@ func merge(a, b map[string]string) map[string]string {
 	return out
 }
 
-// reconciler builds the controller with a target client that counts real
-// writes (dry-runs excluded) and crashes when told to.
-func (w *world) reconciler(cached bool) *controllers.HelmReleaseReconciler {
-	// write makes one real write and counts it once it succeeded (a write
-	// that lost a race to a Cluster API or Metal3 controller is no write),
-	// or crashes instead when told to.
-	write := func(do func() error) error {
-		if f := w.failAfter.Load(); f >= 0 && w.writes.Load() >= f {
-			return errCrash
-		}
-		if err := do(); err != nil {
-			return err
-		}
-		w.writes.Add(1)
-		return nil
-	}
-	c := interceptor.NewClient(w.tgt.Client, interceptor.Funcs{
-		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
-			co := &client.CreateOptions{}
-			co.ApplyOptions(opts)
-			if len(co.DryRun) > 0 {
-				w.dryRuns.Add(1)
-				return c.Create(ctx, o, opts...)
-			}
-			return write(func() error { return c.Create(ctx, o, opts...) })
-		},
-		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
-			return write(func() error { return c.Update(ctx, o, opts...) })
-		},
-		Delete: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
-			if w.beforeDelete != nil {
-				w.beforeDelete(o)
-			}
-			err := write(func() error { return c.Delete(ctx, o, opts...) })
-			w.deleteErrs = append(w.deleteErrs, err)
-			return err
-		},
-		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
-			po := &client.PatchOptions{}
-			po.ApplyOptions(opts)
-			if len(po.DryRun) > 0 {
-				w.dryRuns.Add(1)
-				return c.Patch(ctx, o, p, opts...)
-			}
-			return write(func() error { return c.Patch(ctx, o, p, opts...) })
-		},
-	})
-	cs, err := kubernetes.NewForConfig(w.tgt.Config)
-	w.g.Expect(err).NotTo(HaveOccurred())
-	kinds, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
-	w.g.Expect(err).NotTo(HaveOccurred())
-	w.recorder = events.NewFakeRecorder(100)
-	target := &apply.Target{Client: c, Secrets: cs.CoreV1(), Key: "test"}
-	if cached {
-		target.Reader = w.cachedReader()
-	}
-	return &controllers.HelmReleaseReconciler{
-		Client: env.Client,
-		Engine: &pipeline.Engine{Kinds: kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes), MaxManifestBytes: manifest.DefaultMaxManifestBytes,
-			DeleteWait: 5 * time.Second, Targets: staticTarget{t: target}, Confirmations: &pipeline.Confirmations{}},
-		Reporter:       &report.Writer{Client: env.Client, Events: w.recorder},
-		ResyncInterval: 10 * time.Minute,
-	}
-}
-
 // reconcile runs one pass and returns the writes it made to the target.
 // A pass may fail (it then returns its error, for the rate limiter's
 // back-off), but only after reporting CorrectionFailed: an error with no
@@ -269,7 +223,6 @@ func (w *world) reconcile() int {
 			break
 		}
 		time.Sleep(100 * time.Millisecond) // the workqueue's back-off, shortened
-
 	}
 	w.lastErr = err
 	if err != nil {
@@ -278,88 +231,4 @@ func (w *world) reconcile() int {
 		w.g.Expect(c.Reason).To(Equal(api.CorrectionFailedReason), "a failed pass reports it: %v", err)
 	}
 	return int(w.writes.Load() - before)
-}
-
-func (w *world) get(apiVersion, kind, name string) *unstructured.Unstructured {
-	w.t.Helper()
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion(apiVersion)
-	u.SetKind(kind)
-	w.g.Expect(w.tgt.Client.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: name}, u)).To(Succeed(), "get %s %s", kind, name)
-	return u
-}
-
-func (w *world) list(apiVersion, kind string) []unstructured.Unstructured {
-	l := &unstructured.UnstructuredList{}
-	l.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind+"List"))
-	w.g.Expect(w.tgt.Client.List(w.ctx, l, client.InNamespace(w.ns))).To(Succeed())
-	return l.Items
-}
-
-func (w *world) condition() *metav1.Condition {
-	hr := &helmv2.HelmRelease{}
-	w.g.Expect(env.Client.Get(w.ctx, client.ObjectKeyFromObject(w.hr), hr)).To(Succeed())
-	return apimeta.FindStatusCondition(hr.Status.Conditions, api.TemplatesInSyncCondition)
-}
-
-// events drains the recorded events.
-func (w *world) events() []string {
-	var out []string
-	for {
-		select {
-		case e := <-w.recorder.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
-
-// versions snapshots what the add-on wrote in the namespace. The real
-// Cluster API and Metal3 managers write these objects too (owner
-// references, finalizers, status, the MachineDeployment revision), so a
-// template's resourceVersion says nothing about the add-on: for each
-// object, the snapshot holds the managedFields entries of the add-on's field
-// manager, which every write of the add-on changes. The HelmRelease, which
-// only the add-on's reporter writes here, is snapshot by resourceVersion.
-func (w *world) versions() map[string]string {
-	out := map[string]string{}
-	for _, k := range [][2]string{
-		{"infrastructure.cluster.x-k8s.io/v1beta1", "Metal3MachineTemplate"},
-		{"infrastructure.cluster.x-k8s.io/v1beta1", "Metal3DataTemplate"},
-		{"infrastructure.cluster.x-k8s.io/v1beta1", "LockedMachineTemplate"},
-		{"cluster.x-k8s.io/v1beta2", "MachineDeployment"},
-		{"controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane"},
-		{"controlplane.cluster.x-k8s.io/v1beta1", "RKE2ControlPlane"},
-		{"bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfigTemplate"},
-	} {
-		for _, o := range w.list(k[0], k[1]) {
-			var ours []string
-			for _, f := range o.GetManagedFields() {
-				if f.Manager == api.ControllerName {
-					ours = append(ours, fmt.Sprintf("%s@%s:%s", f.Operation, f.Time, f.FieldsV1))
-				}
-			}
-			out[k[1]+"/"+o.GetName()] = strings.Join(ours, ";")
-		}
-	}
-	for _, o := range w.list("helm.toolkit.fluxcd.io/v2", "HelmRelease") {
-		out["HelmRelease/"+o.GetName()] = o.GetResourceVersion()
-	}
-	return out
-}
-
-// writtenByAddon reports whether the add-on's field manager ever wrote o.
-func writtenByAddon(o *unstructured.Unstructured) bool {
-	for _, f := range o.GetManagedFields() {
-		if f.Manager == api.ControllerName {
-			return true
-		}
-	}
-	return false
-}
-
-func str(o *unstructured.Unstructured, path ...string) string {
-	s, _, _ := unstructured.NestedString(o.Object, path...)
-	return s
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/e2e/framework"
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
 // The add-on as its chart deploys it, and the events Flux Alerts get from it.
@@ -70,7 +71,7 @@ func (r *pivotRun) startAddon(ctx context.Context) {
 	if r.in.Lockdown {
 		shape = "lockdown (defaultServiceAccount: " + tenantAccount + ")"
 		By("the lockdown: the tenant's ServiceAccount in the release's namespace may read Helm's storage and write its Cluster API objects")
-		Expect(framework.GrantTenant(ctx, r.mgmt.Client, ns, tenantAccount, framework.TenantRules)).To(Succeed())
+		Expect(testenv.GrantTenant(ctx, r.mgmt.Client, ns, tenantAccount, testenv.TenantRules())).To(Succeed())
 	}
 	By("installing the add-on's chart with Helm, " + shape + ", and running it as its Deployment says, with a token of its ServiceAccount")
 	chart, err := framework.InstallAddonChart(ctx, r.mgmt, suite.addonChart, addonNamespace, r.addonValues())

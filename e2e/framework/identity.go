@@ -6,15 +6,12 @@ import (
 	"os"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // tokenSeconds is how long a requested token lasts: longer than any spec.
@@ -64,32 +61,4 @@ func WhoAmI(ctx context.Context, cfg *rest.Config) (string, error) {
 		return "", fmt.Errorf("failed to review the token's identity: %w", err)
 	}
 	return r.Status.UserInfo.Username, nil
-}
-
-// TenantRules are what a tenant's ServiceAccount needs in its namespace
-// for its release, as helm-controller's would: Helm's storage, and the
-// Cluster API and infrastructure objects its chart renders.
-var TenantRules = []rbacv1.PolicyRule{
-	{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}},
-	{APIGroups: []string{"cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io"},
-		Resources: []string{"*"}, Verbs: []string{"get", "list", "watch", "patch", "create", "delete"}},
-}
-
-// GrantTenant creates the ServiceAccount name in namespace with rules,
-// bound by a Role of the same name: the account that the chart's lockdown
-// (defaultServiceAccount) impersonates for the namespace's HelmReleases.
-func GrantTenant(ctx context.Context, c client.Client, namespace, name string, rules []rbacv1.PolicyRule) error {
-	objs := []client.Object{
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}},
-		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Rules: rules},
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
-			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}}},
-	}
-	for _, o := range objs {
-		if err := c.Create(ctx, o); err != nil {
-			return fmt.Errorf("failed to create the tenant account %s/%s: %w", namespace, name, err)
-		}
-	}
-	return nil
 }

@@ -1,16 +1,14 @@
 package chaos
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
 // ControllerUser is the user the controller runs as in the chaos harness.
@@ -31,26 +29,7 @@ rules:
 
 // Write is one completed write request of the controller in the audit log,
 // dry-runs left out.
-type Write struct {
-	Verb string `json:"verb"`
-	// RequestURI tells a dry-run (dryRun in its query).
-	RequestURI string `json:"requestURI"`
-	ObjectRef  struct {
-		Resource    string `json:"resource"`
-		Namespace   string `json:"namespace"`
-		Name        string `json:"name"`
-		APIGroup    string `json:"apiGroup"`
-		Subresource string `json:"subresource"`
-	} `json:"objectRef"`
-	// RequestObject is the request's body: a JSON patch (an array), a
-	// merge patch or an object, or DeleteOptions.
-	RequestObject json.RawMessage `json:"requestObject"`
-	// ResponseStatus.Code tells a refused write (409 on a failed
-	// precondition) from one that was stored.
-	ResponseStatus struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
-}
+type Write struct{ harness.Call }
 
 // Succeeded reports whether the server stored the write.
 func (w Write) Succeeded() bool { return w.ResponseStatus.Code >= 200 && w.ResponseStatus.Code < 300 }
@@ -75,18 +54,6 @@ type Request struct {
 	ImpersonatedUser string
 }
 
-type auditLine struct {
-	Write
-	AuditID string `json:"auditID"`
-	Stage   string `json:"stage"`
-	User    struct {
-		Username string `json:"username"`
-	} `json:"user"`
-	ImpersonatedUser *struct {
-		Username string `json:"username"`
-	} `json:"impersonatedUser"`
-}
-
 var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollection"}
 
 // IsWrite reports whether the request is a write, dry-run or not.
@@ -101,7 +68,7 @@ func ReadWrites(path, user string) ([]Write, error) {
 	}
 	var out []Write
 	for _, r := range reqs {
-		if r.IsWrite() && !isDryRun(r.RequestURI) {
+		if r.IsWrite() && !r.IsDryRun() {
 			out = append(out, r.Write)
 		}
 	}
@@ -112,48 +79,31 @@ func ReadWrites(path, user string) ([]Write, error) {
 // user (the authenticated user: impersonated requests too) that was
 // answered, watches still open included, once each, in order.
 func ReadRequests(path, user string) ([]Request, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("failed to open the audit log: %w", err)
-	}
-	defer f.Close()
 	var out []Request
 	started := map[string]int{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
-	for line := 1; sc.Scan(); line++ {
-		var ev auditLine
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			return nil, fmt.Errorf("failed to parse line %d of the audit log: %w", line, err)
-		}
+	err := harness.ReadAudit(path, "", func(ev harness.Event) {
 		// A watch logs ResponseStarted when it starts and ResponseComplete
 		// only when it ends: one still open is known by the first.
 		if (ev.Stage != "ResponseComplete" && ev.Stage != "ResponseStarted") || ev.User.Username != user {
-			continue
+			return
 		}
-		r := Request{Write: ev.Write}
+		r := Request{Write: Write{ev.Call}}
 		if ev.ImpersonatedUser != nil {
 			r.ImpersonatedUser = ev.ImpersonatedUser.Username
 		}
 		if i, ok := started[ev.AuditID]; ok && ev.AuditID != "" {
 			out[i] = r
-			continue
+			return
 		}
 		if ev.Stage == "ResponseStarted" {
 			started[ev.AuditID] = len(out)
 		}
 		out = append(out, r)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("failed to read the audit log: %w", err)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
-}
-
-func isDryRun(uri string) bool {
-	_, query, _ := strings.Cut(uri, "?")
-	q, err := url.ParseQuery(query)
-	return err == nil && q.Has("dryRun")
 }
 
 // reviews are the resources a create of which asks a question and stores

@@ -17,6 +17,7 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
+	"github.com/templatedrift/template-drift-controller/test/harness"
 	"github.com/templatedrift/template-drift-controller/test/scale"
 )
 
@@ -64,7 +65,7 @@ func (r *run) check(ctx context.Context) error {
 		return err
 	}
 	end := time.Now()
-	if err := scale.Sleep(ctx, auditFlush); err != nil {
+	if err := harness.Sleep(ctx, auditFlush); err != nil {
 		return err
 	}
 	writes, err := ReadWrites(r.auditLog, ControllerUser)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/templatedrift/template-drift-controller/test/scale"
+	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
 // The chaos scenarios, by the names CHAOS_SCENARIOS takes.
@@ -145,7 +145,7 @@ func ConfigFromEnv(getenv func(string) string, now time.Time) (Config, error) {
 		}
 		c.Seed = seed
 	}
-	if err := scale.ParseDurations(getenv, "10s", []scale.NamedDuration{
+	if err := harness.ParseDurations(getenv, "10s", []harness.NamedDuration{
 		{Name: "CHAOS_KILL_MIN", Into: &c.KillMin}, {Name: "CHAOS_KILL_MAX", Into: &c.KillMax}, {Name: "CHAOS_RACE_FOR", Into: &c.RaceFor},
 		{Name: "CHAOS_LEASE", Into: &c.Lease}, {Name: "CHAOS_RESYNC", Into: &c.Resync}, {Name: "CHAOS_SETTLE", Into: &c.Settle}, {Name: "CHAOS_CONVERGE_TIMEOUT", Into: &c.ConvergeTimeout},
 		{Name: "CHAOS_REWRITE_EVERY", Into: &c.RewriteEvery},

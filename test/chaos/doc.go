@@ -37,7 +37,7 @@
 // target read or write used the controller's own identity; memory that the
 // peak RSS stayed under half the chart's default memory limit.
 //
-// The package reuses test/scale for the audit log, the releases, the
-// controller's build and flags, and /proc. `make chaos` runs it
+// The package reads the audit log and /proc through test/harness, and
+// reuses test/scale for the releases and the controller's build and flags. `make chaos` runs it
 // (cmd/chaos); the matrix is recorded in docs/reliability.md.
 package chaos

@@ -13,7 +13,7 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
-	"github.com/templatedrift/template-drift-controller/test/scale"
+	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
 // InvTakeover is the failover scenario's own invariant: the other replica
@@ -210,7 +210,7 @@ func total(counts map[string]int) int {
 // samplePeakOf folds p's peak RSS into the result's largest so far.
 func (r *run) samplePeakOf(p *testenv.Process) {
 	if pid := p.PID(); pid != 0 {
-		if m, err := scale.ReadMemory(pid); err == nil {
+		if m, err := harness.ReadMemory(pid); err == nil {
 			r.res.PeakRSSBytes = max(r.res.PeakRSSBytes, m.Peak)
 		}
 	}

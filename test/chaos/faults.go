@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/templatedrift/template-drift-controller/test/scale"
+	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
 // inject runs the scenario's fault, then records how much of the fleet had
@@ -62,13 +62,13 @@ func (r *run) kill(ctx context.Context) error {
 	for i := range r.cfg.Kills {
 		wait := r.between(r.cfg.KillMin, r.cfg.KillMax)
 		lead := min(wait, r.between(0, killLead))
-		if err := scale.Sleep(ctx, wait-lead); err != nil {
+		if err := harness.Sleep(ctx, wait-lead); err != nil {
 			return err
 		}
 		if err := r.driftAfresh(ctx, i); err != nil {
 			return err
 		}
-		if err := scale.Sleep(ctx, lead); err != nil {
+		if err := harness.Sleep(ctx, lead); err != nil {
 			return err
 		}
 		r.samplePeak()
@@ -88,7 +88,7 @@ func (r *run) restartAPIServer(ctx context.Context) error {
 	r.res.Fault = fmt.Sprintf("%d kube-apiserver restarts (same etcd), 1s-5s apart", r.cfg.Restarts)
 	pid := r.controller.PID()
 	for i := range r.cfg.Restarts {
-		if err := scale.Sleep(ctx, r.between(time.Second, 5*time.Second)); err != nil {
+		if err := harness.Sleep(ctx, r.between(time.Second, 5*time.Second)); err != nil {
 			return err
 		}
 		start := time.Now()

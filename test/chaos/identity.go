@@ -76,7 +76,7 @@ func CheckIdentity(reqs []Request, hostile map[string]bool) IdentityResult {
 			// Discovery, as the account.
 		case ref.Namespace != ns && !refused:
 			violate(r, "let through as "+r.ImpersonatedUser+" outside its namespace")
-		case hostile[ns] && r.IsWrite() && r.Succeeded() && !isDryRun(r.RequestURI):
+		case hostile[ns] && r.IsWrite() && r.Succeeded() && !r.IsDryRun():
 			violate(r, "stored as the hostile tenant "+r.ImpersonatedUser)
 		}
 	}

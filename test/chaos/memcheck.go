@@ -2,9 +2,7 @@ package chaos
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
-	"github.com/templatedrift/template-drift-controller/test/scale"
+	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
 // checkMemory checks the memory scenario's own invariant, bounded-memory,
@@ -30,9 +28,9 @@ func (r *run) checkMemory(ctx context.Context) error {
 	m := r.res.Memory
 	pid := r.controller.PID()
 	if r.sampler != nil {
-		sm := r.sampler.stop()
+		sm := r.sampler.Stop()
 		r.sampler = nil
-		m.PeakSampledRSSBytes, m.PeakSockets, m.Samples = sm.peakRSS, sm.peakSockets, sm.samples
+		m.PeakSampledRSSBytes, m.PeakSockets, m.Samples = sm.RSS, sm.Sockets, sm.Samples
 	}
 	r.samplePeak()
 	m.After = r.memoryPoint(ctx, pid, "after")
@@ -97,69 +95,6 @@ func memoryLimit(values []byte) (int64, error) {
 	return q.Value(), nil
 }
 
-// sampler samples a process's resident memory and open sockets in a
-// goroutine of its own, until stopped or the process is gone.
-type sampler struct {
-	done  chan struct{}
-	quit  chan struct{}
-	peaks samplerPeaks
-}
-
-// samplerPeaks are a sampler's largest figures.
-type samplerPeaks struct {
-	peakRSS     int64
-	peakSockets int
-	samples     int
-}
-
-func startSampler(pid int, every time.Duration) *sampler {
-	s := &sampler{done: make(chan struct{}), quit: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			m, err := scale.ReadMemory(pid)
-			if err != nil {
-				return // the process is gone
-			}
-			s.peaks.peakRSS = max(s.peaks.peakRSS, m.RSS)
-			s.peaks.peakSockets = max(s.peaks.peakSockets, sockets(pid))
-			s.peaks.samples++
-			select {
-			case <-s.quit:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return s
-}
-
-// stop stops the sampler and returns its figures.
-func (s *sampler) stop() samplerPeaks {
-	close(s.quit)
-	<-s.done
-	return s.peaks
-}
-
-// sockets counts pid's open sockets (0 when they cannot be read): each
-// connection a client keeps, idle or not, is one.
-func sockets(pid int) int {
-	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, e := range entries {
-		if l, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && strings.HasPrefix(l, "socket:") {
-			n++
-		}
-	}
-	return n
-}
-
 // memoryPoint reads the controller's memory now: its RSS, its sockets, and
 // from its metrics endpoint, after a garbage collection that its pprof
 // handler runs, its heap and goroutines; the heap profile goes to
@@ -167,10 +102,10 @@ func sockets(pid int) int {
 // tool pprof). What cannot be read stays 0.
 func (r *run) memoryPoint(ctx context.Context, pid int, name string) MemoryPoint {
 	var p MemoryPoint
-	if m, err := scale.ReadMemory(pid); err == nil {
+	if m, err := harness.ReadMemory(pid); err == nil {
 		p.RSSBytes = m.RSS
 	}
-	p.Sockets = sockets(pid)
+	p.Sockets = harness.Sockets(pid)
 	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 	addr := flagValue(cmdline, "--metrics-addr")
 	if err != nil || addr == "" {
@@ -282,29 +217,11 @@ const pingPath = "/livez/ping"
 // countRequests counts the completed requests of user to path in the audit
 // log at auditPath.
 func countRequests(auditPath, user, path string) (int, error) {
-	f, err := os.Open(auditPath)
-	if err != nil {
-		return 0, fmt.Errorf("failed to open the audit log: %w", err)
-	}
-	defer f.Close()
 	var n int
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
-	for sc.Scan() {
-		// Most lines are not the ones sought: skip them before parsing.
-		if !bytes.Contains(sc.Bytes(), []byte(path)) {
-			continue
-		}
-		var ev auditLine
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			return 0, fmt.Errorf("failed to parse the audit log: %w", err)
-		}
-		if u, _, _ := strings.Cut(ev.RequestURI, "?"); ev.Stage == "ResponseComplete" && ev.User.Username == user && u == path {
+	err := harness.ReadAudit(auditPath, path, func(ev harness.Event) {
+		if ev.Stage == "ResponseComplete" && ev.User.Username == user && ev.Path() == path {
 			n++
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("failed to read the audit log: %w", err)
-	}
-	return n, nil
+	})
+	return n, err
 }

@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/templatedrift/template-drift-controller/test/scale"
+	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
 // memory is the memory scenario's fault. Once the fleet has converged (so
@@ -48,7 +48,7 @@ func (r *run) memory(ctx context.Context) error {
 	pid := r.controller.PID()
 	m := r.res.Memory
 	m.Before = r.memoryPoint(ctx, pid, "before")
-	r.sampler = startSampler(pid, sampleEvery)
+	r.sampler = harness.StartSampler(pid, sampleEvery)
 	cs, err := kubernetes.NewForConfig(r.env.Config)
 	if err != nil {
 		return fmt.Errorf("failed to create a clientset: %w", err)
@@ -150,7 +150,7 @@ func (f *memoryFault) rewrite(ctx context.Context, i int) error {
 			return fmt.Errorf("failed to annotate HelmRelease %s/cluster (%d): %w", ns, n, err)
 		}
 		f.rewrites.Add(1)
-		if err := scale.Sleep(ctx, f.r.cfg.RewriteEvery-time.Since(start)); err != nil {
+		if err := harness.Sleep(ctx, f.r.cfg.RewriteEvery-time.Since(start)); err != nil {
 			return err
 		}
 	}
@@ -163,7 +163,7 @@ func (f *memoryFault) upgradeAll(ctx context.Context, cs kubernetes.Interface) e
 	cfg := f.r.cfg
 	gap := max(cfg.RewriteEvery*time.Duration(cfg.Rewrites)/time.Duration(cfg.Large+1), 100*time.Millisecond)
 	for i := range cfg.Large {
-		if err := scale.Sleep(ctx, gap); err != nil {
+		if err := harness.Sleep(ctx, gap); err != nil {
 			return err
 		}
 		ns := largeNamespace(i)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
+	"github.com/templatedrift/template-drift-controller/test/harness"
 	"github.com/templatedrift/template-drift-controller/test/scale"
 )
 
@@ -129,7 +130,7 @@ func (r *run) race(ctx context.Context) error {
 			r.raced[scopeKey(t.key.Namespace, resourceOf(t.key.Kind), t.key.Name)]++
 			r.res.OtherWrites++
 		}
-		if err := scale.Sleep(ctx, racePause); err != nil {
+		if err := harness.Sleep(ctx, racePause); err != nil {
 			return err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
+	"github.com/templatedrift/template-drift-controller/test/harness"
 	"github.com/templatedrift/template-drift-controller/test/scale"
 )
 
@@ -51,7 +52,7 @@ type run struct {
 	added int
 	// sampler samples the controller's memory from the memory scenario's
 	// fault through its check.
-	sampler *sampler
+	sampler *harness.Sampler
 
 	// Valid after the first startController: the controller process (a new
 	// one after each kill), and when the first was started.
@@ -123,7 +124,7 @@ func runOnce(ctx context.Context, r *run) (res Result, err error) {
 }
 
 func (r *run) startControlPlane(ctx context.Context) error {
-	flags, auditLog, err := scale.AuditFlagsWithPolicy(r.dir, auditPolicy)
+	flags, auditLog, err := harness.AuditFlags(r.dir, auditPolicy)
 	if err != nil {
 		return err
 	}
@@ -240,7 +241,7 @@ func (r *run) converge(ctx context.Context) error {
 	now := time.Now()
 	r.res.ConvergeSeconds = now.Sub(r.faultsDone).Seconds()
 	r.res.TotalSeconds = now.Sub(r.started).Seconds()
-	if err := scale.Sleep(ctx, r.cfg.Settle); err != nil {
+	if err := harness.Sleep(ctx, r.cfg.Settle); err != nil {
 		return err
 	}
 	if pending, err = r.pending(ctx); err != nil {

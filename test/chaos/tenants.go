@@ -11,7 +11,6 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -45,34 +44,6 @@ type expectation struct {
 	// substrings of its message.
 	Reason   string
 	Contains []string
-}
-
-// tenantRules are what a tenant's account needs in its namespace for its
-// release, as helm-controller's would: Helm storage, and the templates and
-// consumers. The hostile-secret tenant gets only its own release Secret.
-func tenantRules(secretNames ...string) []rbacv1.PolicyRule {
-	return []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}, ResourceNames: secretNames},
-		{APIGroups: []string{"cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io"},
-			Resources: []string{"*"}, Verbs: []string{"get", "list", "watch", "patch", "create", "delete"}},
-	}
-}
-
-// grantTenant creates the tenant account in ns with rules, bound by a Role.
-func grantTenant(ctx context.Context, c client.Client, ns string, rules []rbacv1.PolicyRule) error {
-	objs := []client.Object{
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: tenantAccount, Namespace: ns}},
-		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: tenantAccount, Namespace: ns}, Rules: rules},
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: tenantAccount, Namespace: ns},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: tenantAccount},
-			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: tenantAccount, Namespace: ns}}},
-	}
-	for _, o := range objs {
-		if err := c.Create(ctx, o); err != nil {
-			return fmt.Errorf("failed to create the tenant account of %s: %w", ns, err)
-		}
-	}
-	return nil
 }
 
 // The hostile tenants' namespaces. victimRelease is the release whose
@@ -192,7 +163,7 @@ func (r *run) fileKubeconfig(own []byte) ([]byte, error) {
 func (r *run) createTenants(ctx context.Context) error {
 	c := r.env.Client
 	for i := range r.cfg.N {
-		if err := grantTenant(ctx, c, scale.Namespace(i), tenantRules()); err != nil {
+		if err := testenv.GrantTenant(ctx, c, scale.Namespace(i), tenantAccount, testenv.TenantRules()); err != nil {
 			return err
 		}
 	}
@@ -223,7 +194,7 @@ func (r *run) createHostile(ctx context.Context, h hostileRelease) error {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.ns}}); err != nil {
 		return fmt.Errorf("failed to create namespace %s: %w", h.ns, err)
 	}
-	if err := grantTenant(ctx, c, h.ns, tenantRules(h.readable...)); err != nil {
+	if err := testenv.GrantTenant(ctx, c, h.ns, tenantAccount, testenv.TenantRules(h.readable...)); err != nil {
 		return err
 	}
 	for name, kc := range h.secrets {

@@ -1,68 +1,13 @@
 package scale
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/templatedrift/template-drift-controller/test/harness"
 )
-
-// auditPolicy logs every request at the Metadata level (who, which verb,
-// which object; no bodies), once it completes: the RequestReceived stage is
-// left out, which halves the log.
-const auditPolicy = `apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: ["RequestReceived"]
-rules:
-- level: Metadata
-`
-
-// AuditFlags writes the audit policy into dir and returns the
-// kube-apiserver flags that log every request to dir/audit.log as JSON
-// lines, synchronously (blocking mode), without rotation, and the log's
-// path.
-func AuditFlags(dir string) (map[string]string, string, error) {
-	return AuditFlagsWithPolicy(dir, auditPolicy)
-}
-
-// AuditFlagsWithPolicy is AuditFlags with an audit policy of the caller's
-// (YAML): the chaos harness logs the request bodies of the controller's
-// writes, to check their preconditions.
-func AuditFlagsWithPolicy(dir, auditPolicy string) (map[string]string, string, error) {
-	policy := filepath.Join(dir, "audit-policy.yaml")
-	if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
-		return nil, "", fmt.Errorf("failed to write the audit policy: %w", err)
-	}
-	log := filepath.Join(dir, "audit.log")
-	return map[string]string{
-		"audit-policy-file":   policy,
-		"audit-log-path":      log,
-		"audit-log-format":    "json",
-		"audit-log-mode":      "blocking",
-		"audit-log-maxsize":   "0",
-		"audit-log-maxbackup": "0",
-	}, log, nil
-}
-
-// auditEvent is the part of an audit.k8s.io/v1 Event the benchmark reads.
-type auditEvent struct {
-	Stage      string `json:"stage"`
-	Verb       string `json:"verb"`
-	RequestURI string `json:"requestURI"`
-	User       struct {
-		Username string `json:"username"`
-	} `json:"user"`
-	ObjectRef *struct {
-		Resource    string `json:"resource"`
-		Subresource string `json:"subresource"`
-	} `json:"objectRef"`
-	RequestReceived time.Time `json:"requestReceivedTimestamp"`
-}
 
 // Requests counts one user's completed requests received in a time window.
 type Requests struct {
@@ -156,50 +101,38 @@ func (w Window) contains(t time.Time) bool { return !t.Before(w.Start) && t.Befo
 // CountRequests reads the audit log at path and counts, for each window,
 // the ResponseComplete events of user whose request was received in it.
 func CountRequests(path, user string, windows ...Window) ([]Requests, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("failed to open the audit log: %w", err)
-	}
-	defer f.Close()
 	out := make([]Requests, len(windows))
 	for i := range out {
 		out[i] = Requests{ByVerb: map[string]int{}, ByResource: map[string]int{}}
 	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
-	for line := 1; sc.Scan(); line++ {
-		var ev auditEvent
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			return nil, fmt.Errorf("failed to parse line %d of the audit log: %w", line, err)
-		}
+	err := harness.ReadAudit(path, "", func(ev harness.Event) {
 		if ev.Stage != "ResponseComplete" || ev.User.Username != user {
-			continue
+			return
 		}
 		for i, w := range windows {
 			if w.contains(ev.RequestReceived) {
 				out[i].add(ev)
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("failed to read the audit log: %w", err)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-func (r *Requests) add(ev auditEvent) {
+func (r *Requests) add(ev harness.Event) {
 	r.Total++
 	r.ByVerb[ev.Verb]++
 	// A request for no object (discovery) is named by its path.
-	path, query, _ := strings.Cut(ev.RequestURI, "?")
-	what := path
-	if ev.ObjectRef != nil {
+	what := ev.Path()
+	if ev.ObjectRef.Resource != "" {
 		what = ev.ObjectRef.Resource
 		if ev.ObjectRef.Subresource != "" {
 			what += "/" + ev.ObjectRef.Subresource
 		}
 	}
-	if q, err := url.ParseQuery(query); err == nil && q.Has("dryRun") {
+	if ev.IsDryRun() {
 		what += dryRunSuffix
 	}
 	r.ByResource[ev.Verb+" "+what]++

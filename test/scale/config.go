@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
 // ControllerUser is the user the controller runs as: the audit log's
@@ -122,7 +124,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			c.Sizes = append(c.Sizes, n)
 		}
 	}
-	if err := ParseDurations(getenv, "30s", []NamedDuration{
+	if err := harness.ParseDurations(getenv, "30s", []harness.NamedDuration{
 		{Name: "BENCH_RESYNC", Into: &c.Resync}, {Name: "BENCH_SETTLE", Into: &c.Settle}, {Name: "BENCH_IDLE", Into: &c.Idle},
 		{Name: "BENCH_CONVERGE_TIMEOUT", Into: &c.ConvergeTimeout}, {Name: "BENCH_WINDOW", Into: &c.Window},
 	}); err != nil {
@@ -135,28 +137,4 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		c.Settle = c.Resync
 	}
 	return c, nil
-}
-
-// NamedDuration is a duration read from the environment variable Name into
-// Into.
-type NamedDuration struct {
-	Name string
-	Into *time.Duration
-}
-
-// ParseDurations reads each set variable of ds from getenv into its
-// duration, which must be positive; example shows one in the error.
-func ParseDurations(getenv func(string) string, example string, ds []NamedDuration) error {
-	for _, d := range ds {
-		v := getenv(d.Name)
-		if v == "" {
-			continue
-		}
-		parsed, err := time.ParseDuration(v)
-		if err != nil || parsed <= 0 {
-			return fmt.Errorf("failed to parse %s %q: want a positive duration such as %s", d.Name, v, example)
-		}
-		*d.Into = parsed
-	}
-	return nil
 }

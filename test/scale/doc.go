@@ -15,8 +15,8 @@
 // The package owns the configuration from BENCH_* variables (config.go),
 // the controllers measured (target.go), the fleet (fleet.go; helm-controller's
 // HelmCharts and status in helmfleet.go, its chart archive and server in
-// chart.go), the audit policy and its reading (audit.go), the /proc and
-// metrics readers (procfs.go, metrics.go), one run for one fleet size and
+// chart.go), the requests counted from the audit log (audit.go; test/harness
+// reads the log and /proc), the metrics reader (metrics.go), one run for one fleet size and
 // controller (run.go, measure.go), the report (result.go) and the ratios
 // between the two controllers (compare.go).
 package scale

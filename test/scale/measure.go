@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
 // machineTemplate is the kind of the fleet's drifted templates, at the
@@ -70,7 +71,7 @@ func (r *run) converge(ctx context.Context) error {
 	r.converged = time.Now()
 	r.convergence = Window{Start: r.started, End: r.converged}
 	r.res.ConvergenceSeconds = r.converged.Sub(r.started).Seconds()
-	cpu, err := CPUTime(r.controller.PID())
+	cpu, err := harness.CPUTime(r.controller.PID())
 	if err != nil {
 		return err
 	}
@@ -187,13 +188,13 @@ type sample struct {
 func (r *run) sample() (sample, error) {
 	s := sample{at: time.Now()}
 	var err error
-	if s.controller, err = CPUTime(r.controller.PID()); err != nil {
+	if s.controller, err = harness.CPUTime(r.controller.PID()); err != nil {
 		return s, err
 	}
-	if s.apiServer, err = CPUTime(r.apiServerPID); err != nil {
+	if s.apiServer, err = harness.CPUTime(r.apiServerPID); err != nil {
 		return s, err
 	}
-	if s.etcd, err = CPUTime(r.etcdPID); err != nil {
+	if s.etcd, err = harness.CPUTime(r.etcdPID); err != nil {
 		return s, err
 	}
 	s.reconciles, err = Reconciles(r.metricsAddr, r.target.MetricsController)
@@ -204,14 +205,14 @@ func (r *run) sample() (sample, error) {
 // then samples the counters at both ends of a window in which the harness
 // sends nothing, and reads the controller's memory at its end.
 func (r *run) measureSteadyState(ctx context.Context) error {
-	if err := Sleep(ctx, r.cfg.Settle); err != nil {
+	if err := harness.Sleep(ctx, r.cfg.Settle); err != nil {
 		return err
 	}
 	var err error
 	if r.windowStart, err = r.sample(); err != nil {
 		return err
 	}
-	if err := Sleep(ctx, r.cfg.Window); err != nil {
+	if err := harness.Sleep(ctx, r.cfg.Window); err != nil {
 		return err
 	}
 	if r.windowEnd, err = r.sample(); err != nil {
@@ -221,14 +222,14 @@ func (r *run) measureSteadyState(ctx context.Context) error {
 		return fmt.Errorf("the controller exited (see %s)", r.controller.LogPath)
 	}
 	r.steadyState = Window{Start: r.windowStart.at, End: r.windowEnd.at}
-	r.res.Memory, err = ReadMemory(r.controller.PID())
+	r.res.Memory, err = harness.ReadMemory(r.controller.PID())
 	return err
 }
 
 // countRequests reads the controller user's requests in the convergence
 // and steady-state windows from the audit log, and derives the figures.
 func (r *run) countRequests(ctx context.Context) error {
-	if err := Sleep(ctx, auditFlush); err != nil {
+	if err := harness.Sleep(ctx, auditFlush); err != nil {
 		return err
 	}
 	counts, err := CountRequests(r.auditLog, r.target.User, r.convergence, r.steadyState)

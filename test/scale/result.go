@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
 // Result is what one run measured for one fleet size. Durations are in
@@ -77,7 +79,7 @@ type Result struct {
 	APIServerIdleCPUMsPerSecond         float64  `json:"apiServerIdleCpuMsPerSecond"`
 	APIServerCPUAboveIdlePerReconcileMs *float64 `json:"apiServerCpuAboveIdlePerReconcileMs"`
 	// Memory is the controller's resident memory at the window's end.
-	Memory Memory `json:"memory"`
+	Memory harness.Memory `json:"memory"`
 
 	// Reactions are the drifts written after the window, one at a time;
 	// none for helm-controller, which does not heal in warn mode.

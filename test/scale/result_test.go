@@ -9,6 +9,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
 func TestDerive(t *testing.T) {
@@ -53,12 +55,12 @@ func TestWriteTable(t *testing.T) {
 	runs := []Result{{Controller: TemplateDriftController, N: 50, Fleet: "full", SetupSeconds: 3.2, ConvergenceSeconds: 61.4, RequestsPerHRPerResync: 10.5,
 		Requests:             Requests{ByVerb: map[string]int{"list": 1, "get": 9, "watch": 1, "bind": 1}},
 		ByVerbPerHRPerResync: map[string]float64{"get": 9.5, "list": 1}, ReconcilesPerHRPerResync: 1,
-		ControllerCPUPerReconcileMs: &ms, APIServerCPUPerReconcileMs: &ms, Memory: Memory{RSS: 64 << 20, Peak: 80 << 20},
+		ControllerCPUPerReconcileMs: &ms, APIServerCPUPerReconcileMs: &ms, Memory: harness.Memory{RSS: 64 << 20, Peak: 80 << 20},
 		Reactions: []Reaction{{HealedSeconds: 0.12}, {HealedSeconds: 0.08}, {HealedSeconds: 29.6}}},
 		// helm-controller: writes on every pass, and no reaction measured.
 		{Controller: HelmController, N: 50, Fleet: "full", SetupSeconds: 3.4, ConvergenceSeconds: 4.5, RequestsPerHRPerResync: 21.5,
 			ByVerbPerHRPerResync: map[string]float64{"get": 9, "list": 1, "patch": 11.5}, Writes: 45, ReconcilesPerHRPerResync: 1,
-			ControllerCPUPerReconcileMs: &ms, APIServerCPUPerReconcileMs: &ms, Memory: Memory{RSS: 74 << 20, Peak: 74 << 20}}}
+			ControllerCPUPerReconcileMs: &ms, APIServerCPUPerReconcileMs: &ms, Memory: harness.Memory{RSS: 74 << 20, Peak: 74 << 20}}}
 	var out bytes.Buffer
 
 	g.Expect(WriteTable(&out, runs)).To(Succeed())

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
+	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
 // BuildController builds cmd/template-drift-controller into root's bin/,
@@ -115,7 +116,7 @@ func Run(ctx context.Context, cfg Config, t Target, fleet Fleet, n int, dir stri
 // their managers and so without webhooks, and those the target needs),
 // and adds the controller's user.
 func (r *run) startControlPlane(_ context.Context) error {
-	flags, auditLog, err := AuditFlags(r.dir)
+	flags, auditLog, err := harness.AuditFlags(r.dir, harness.MetadataPolicy)
 	if err != nil {
 		return err
 	}
@@ -130,10 +131,10 @@ func (r *run) startControlPlane(_ context.Context) error {
 	if r.kubeconfig, err = env.AddUser(r.target.User, []string{"system:masters"}); err != nil {
 		return err
 	}
-	if r.apiServerPID, err = ChildRunning(env.Paths.APIServer); err != nil {
+	if r.apiServerPID, err = harness.ChildRunning(env.Paths.APIServer); err != nil {
 		return err
 	}
-	r.etcdPID, err = ChildRunning(env.Paths.Etcd)
+	r.etcdPID, err = harness.ChildRunning(env.Paths.Etcd)
 	return err
 }
 
@@ -156,15 +157,15 @@ func (r *run) createFleet(ctx context.Context) error {
 // sampleIdle measures the API server's own CPU use with the fleet in
 // place and no controller: the floor under the per-reconcile figure.
 func (r *run) sampleIdle(ctx context.Context) error {
-	before, err := CPUTime(r.apiServerPID)
+	before, err := harness.CPUTime(r.apiServerPID)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	if err := Sleep(ctx, r.cfg.Idle); err != nil {
+	if err := harness.Sleep(ctx, r.cfg.Idle); err != nil {
 		return err
 	}
-	after, err := CPUTime(r.apiServerPID)
+	after, err := harness.CPUTime(r.apiServerPID)
 	if err != nil {
 		return err
 	}
@@ -199,17 +200,5 @@ func (r *run) stop(ok bool) {
 	}
 	if ok && !r.cfg.KeepAudit && r.auditLog != "" {
 		_ = os.Remove(r.auditLog)
-	}
-}
-
-// Sleep waits d, or until ctx is done.
-func Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

@@ -14,29 +14,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
-
-	"github.com/go-logr/logr"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 	"github.com/templatedrift/template-drift-controller/test/chaos"
+	"github.com/templatedrift/template-drift-controller/test/harness"
 	"github.com/templatedrift/template-drift-controller/test/scale"
 )
 
-func main() {
-	ctrllog.SetLogger(logr.Discard())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "chaos:", err)
-		os.Exit(1)
-	}
-}
+func main() { harness.Main("chaos", run) }
 
 func run(ctx context.Context) error {
 	started := time.Now()

@@ -17,32 +17,17 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/go-logr/logr"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
-
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
+	"github.com/templatedrift/template-drift-controller/test/harness"
 	"github.com/templatedrift/template-drift-controller/test/scale"
 )
 
-func main() {
-	// The harness's own client warnings (deprecated API versions of the
-	// fixture) are not results.
-	ctrllog.SetLogger(logr.Discard())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
-}
+func main() { harness.Main("bench", run) }
 
 func run(ctx context.Context) error {
 	cfg, err := scale.ConfigFromEnv(os.Getenv)

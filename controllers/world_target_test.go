@@ -1,0 +1,118 @@
+package controllers_test
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/templatedrift/template-drift-controller/controllers"
+	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/pipeline"
+	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/report"
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
+)
+
+// targetClient wraps the client a world's add-on writes with: it counts
+// the real writes (dry-runs apart) and can crash instead of one.
+type targetClient struct {
+	writes    atomic.Int32
+	dryRuns   atomic.Int32 // dry-run creates and patches sent to the target
+	failAfter atomic.Int32 // crash on the write after this many; -1 never
+	// beforeDelete, when set, runs before each delete the add-on makes, to
+	// change the world between the add-on's checks and its write.
+	beforeDelete func(client.Object)
+	// deleteErrs records what each delete of the add-on returned.
+	deleteErrs []error
+}
+
+// write makes one real write and counts it once it succeeded (a write that
+// lost a race to a Cluster API or Metal3 controller is no write), or
+// crashes instead when told to.
+func (tc *targetClient) write(do func() error) error {
+	if f := tc.failAfter.Load(); f >= 0 && tc.writes.Load() >= f {
+		return errCrash
+	}
+	if err := do(); err != nil {
+		return err
+	}
+	tc.writes.Add(1)
+	return nil
+}
+
+// wrap returns c with every write going through tc.
+func (tc *targetClient) wrap(c client.WithWatch) client.WithWatch {
+	return interceptor.NewClient(c, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+			co := &client.CreateOptions{}
+			co.ApplyOptions(opts)
+			if len(co.DryRun) > 0 {
+				tc.dryRuns.Add(1)
+				return c.Create(ctx, o, opts...)
+			}
+			return tc.write(func() error { return c.Create(ctx, o, opts...) })
+		},
+		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			return tc.write(func() error { return c.Update(ctx, o, opts...) })
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
+			if tc.beforeDelete != nil {
+				tc.beforeDelete(o)
+			}
+			err := tc.write(func() error { return c.Delete(ctx, o, opts...) })
+			tc.deleteErrs = append(tc.deleteErrs, err)
+			return err
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+			po := &client.PatchOptions{}
+			po.ApplyOptions(opts)
+			if len(po.DryRun) > 0 {
+				tc.dryRuns.Add(1)
+				return c.Patch(ctx, o, p, opts...)
+			}
+			return tc.write(func() error { return c.Patch(ctx, o, p, opts...) })
+		},
+	})
+}
+
+// staticTarget resolves every HelmRelease to one target.
+type staticTarget struct{ t *apply.Target }
+
+func (s staticTarget) For(context.Context, *helmv2.HelmRelease) (*apply.Target, error) {
+	return s.t, nil
+}
+
+// reconciler builds the controller. Its target is the world's cluster
+// through the counting client, read through informers when the world is
+// cached, or resolved as production resolves it.
+func (w *world) reconciler(how reach) *controllers.HelmReleaseReconciler {
+	cs, err := kubernetes.NewForConfig(w.tgt.Config)
+	w.g.Expect(err).NotTo(HaveOccurred())
+	kinds, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
+	w.g.Expect(err).NotTo(HaveOccurred())
+	w.recorder = events.NewFakeRecorder(100)
+	target := &apply.Target{Client: w.wrap(w.tgt.Client), Secrets: cs.CoreV1(), Key: "test"}
+	if how.cached {
+		target.Reader = w.cachedReader()
+	}
+	var targets pipeline.TargetResolver = staticTarget{t: target}
+	if how.production {
+		targets = &apply.Targets{Local: env.Config, Reader: env.Client, Scheme: testenv.Scheme(),
+			DefaultServiceAccount: how.defaultServiceAccount}
+	}
+	return &controllers.HelmReleaseReconciler{
+		Client: env.Client,
+		Engine: &pipeline.Engine{Kinds: kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes), MaxManifestBytes: manifest.DefaultMaxManifestBytes,
+			DeleteWait: 5 * time.Second, Targets: targets, Confirmations: &pipeline.Confirmations{}},
+		Reporter:       &report.Writer{Client: env.Client, Events: w.recorder},
+		ResyncInterval: 10 * time.Minute,
+	}
+}
