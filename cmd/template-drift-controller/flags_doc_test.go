@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -14,6 +13,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/templatedrift/template-drift-controller/internal/doctable"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
@@ -21,15 +21,19 @@ import (
 // of the controller binary.
 var flagsDoc = []string{"docs", "reference.md"}
 
-// flagsSection is the heading of that table's section.
-const flagsSection = "## Controller flags"
+// flagsSection is the heading of that table's section, and flagsHeader the
+// first cell of its header row.
+const (
+	flagsSection = "Controller flags"
+	flagsHeader  = "flag"
+)
 
 var (
 	// helpFlagLine matches a flag line of pflag's usage: "  -n, --name type   usage"
 	// or "      --name type   usage".
 	helpFlagLine = regexp.MustCompile(`^\s+(?:-[A-Za-z0-9], )?--([a-z0-9][a-z0-9-]*)\b`)
 	// docFlag matches a flag written in a table cell: `--name`.
-	docFlag = regexp.MustCompile("`--([a-z0-9][a-z0-9-]*)`")
+	docFlag = regexp.MustCompile(`--[a-z0-9][a-z0-9-]*`)
 )
 
 // TestFlagsDocMatchesHelp builds the controller binary, runs it with --help,
@@ -59,10 +63,10 @@ func TestFlagsDocMatchesHelp(t *testing.T) {
 
 	// Both directions are collected first, so one run names every mismatch.
 	var mismatches []string
-	if undocumented := missing(helpFlags, docFlags); len(undocumented) > 0 {
+	if undocumented := doctable.Missing(helpFlags, docFlags); len(undocumented) > 0 {
 		mismatches = append(mismatches, "listed by --help but missing from the table: "+dashed(undocumented))
 	}
-	if unknown := missing(docFlags, helpFlags); len(unknown) > 0 {
+	if unknown := doctable.Missing(docFlags, helpFlags); len(unknown) > 0 {
 		mismatches = append(mismatches, "in the table but not registered by the binary: "+dashed(unknown))
 	}
 	g.Expect(mismatches).To(BeEmpty(), "the flags table of %s (%q) and `template-drift-controller --help` disagree:\n%s",
@@ -118,32 +122,14 @@ func parseHelpFlags(help string) []string {
 	return sorted(out)
 }
 
-// parseDocFlags returns the flags named in the first column of the table
-// under flagsSection of the page at path. A row may name several flags.
+// parseDocFlags returns the flags named in the first column of the flags
+// table of the page at path, without their dashes. A row may name several.
 func parseDocFlags(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
+	flags, err := doctable.File(path, flagsSection, flagsHeader, docFlag)
+	for i, f := range flags {
+		flags[i] = strings.TrimPrefix(f, "--")
 	}
-	var out []string
-	in := false
-	for _, line := range strings.Split(string(data), "\n") {
-		switch {
-		case strings.HasPrefix(line, "## "):
-			in = strings.TrimSpace(line) == flagsSection
-			continue
-		case !in || !strings.HasPrefix(line, "|"):
-			continue
-		}
-		cells := strings.Split(line, "|")
-		if len(cells) < 3 {
-			continue
-		}
-		for _, m := range docFlag.FindAllStringSubmatch(cells[1], -1) {
-			out = append(out, m[1])
-		}
-	}
-	return sorted(out), nil
+	return flags, err
 }
 
 // repoPath returns a path below the repository root.
@@ -154,17 +140,6 @@ func repoPath(t *testing.T, elem ...string) string {
 		t.Fatal(err)
 	}
 	return filepath.Join(append([]string{root}, elem...)...)
-}
-
-// missing returns the names in want that are not in have.
-func missing(want, have []string) []string {
-	var out []string
-	for _, w := range want {
-		if !slices.Contains(have, w) {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 func sorted(names []string) []string {
