@@ -47,7 +47,7 @@ bind_webhooks_from_env() {
 
 build_capi() {
   local version=$CAPI_VERSION-$MANAGERS_FLAVOR
-  if have_cached capi "$version" core bootstrap-kubeadm controlplane-kubeadm; then
+  if claim capi "$version" core bootstrap-kubeadm controlplane-kubeadm; then
     log "Cluster API $version managers: already built ($BIN_DIR/capi/$version)"
     return 0
   fi
@@ -71,7 +71,7 @@ build_capi() {
 
 build_capm3() {
   local version=$CAPM3_VERSION-$MANAGERS_FLAVOR module=github.com/metal3-io/cluster-api-provider-metal3
-  if have_cached capm3 "$version" manager; then
+  if claim capm3 "$version" manager; then
     log "CAPM3 $version manager: already built ($BIN_DIR/capm3/$version)"
     return 0
   fi

@@ -4,7 +4,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ETCD_VERSION="${ETCD_VERSION}"
-if have_cached etcd "$ETCD_VERSION" etcd; then
+if claim etcd "$ETCD_VERSION" etcd; then
   log "etcd $ETCD_VERSION: already built ($BIN_DIR/etcd/$ETCD_VERSION)"
   exit 0
 fi

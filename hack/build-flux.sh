@@ -62,7 +62,7 @@ check_help() {
 build_controller() {
   local tool=$1 module=$2 version=$3; shift 3
   [[ -n $version ]] || die "no version for $tool in hack/versions.env"
-  if have_cached "$tool" "$version" "$tool"; then
+  if claim "$tool" "$version" "$tool"; then
     log "$tool $version: already built ($BIN_DIR/$tool/$version)"
     return 0
   fi
@@ -112,7 +112,7 @@ GO
 build_flux_cli() {
   local version=$FLUX_CLI_VERSION module=github.com/fluxcd/flux2/v2
   [[ -n $version ]] || die "no FLUX_CLI_VERSION in hack/versions.env"
-  if have_cached flux "$version" flux; then
+  if claim flux "$version" flux; then
     log "flux CLI $version: already built ($BIN_DIR/flux/$version)"
     return 0
   fi

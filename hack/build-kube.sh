@@ -7,7 +7,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 KUBE_VERSION="${KUBE_VERSION}"
-if have_cached kube "$KUBE_VERSION" kube-apiserver kubectl; then
+if claim kube "$KUBE_VERSION" kube-apiserver kubectl; then
   log "kube-apiserver and kubectl $KUBE_VERSION: already built ($BIN_DIR/kube/$KUBE_VERSION)"
   exit 0
 fi

@@ -45,7 +45,7 @@ prometheus_release() {
 build_tool() {
   local name=$1 version=$2 pkg=$3 cold=$4; shift 4
   local reports=${TOOL_REPORTS:-${version#v}}
-  if have_cached "$name" "$version" "$name"; then
+  if claim "$name" "$version" "$name"; then
     log "$name $version: already built ($BIN_DIR/$name/$version)"
     return 0
   fi

@@ -29,8 +29,41 @@ have_cached() {
   return 0
 }
 
+# claim TOOL VERSION FILE... : succeed when every FILE for TOOL@VERSION is in
+# bin/ or the user cache (as have_cached). Otherwise take TOOL@VERSION's build
+# lock, waiting while another process builds it (CI builds the tools in the
+# background while its first steps run), and succeed if that process built
+# it; fail, holding the lock, when the caller must build it itself. publish
+# releases the lock, and so does the script's exit (a failed build), so a
+# build that failed elsewhere is tried again here.
+CLAIM_FD=
+claim() {
+  local tool=$1 version=$2
+  have_cached "$@" && return 0
+  command -v flock >/dev/null || return 1
+  mkdir -p "$TDC_CACHE_DIR/locks"
+  exec {CLAIM_FD}>"$TDC_CACHE_DIR/locks/$tool-$version.lock"
+  if ! flock -n "$CLAIM_FD"; then
+    log "$tool $version is being built by another process: waiting for it"
+    flock "$CLAIM_FD"
+  fi
+  if have_cached "$@"; then
+    release_claim
+    return 0
+  fi
+  return 1
+}
+
+# release_claim : release the build lock claim took, if any.
+release_claim() {
+  if [[ -n $CLAIM_FD ]]; then
+    exec {CLAIM_FD}>&-
+    CLAIM_FD=
+  fi
+}
+
 # publish TOOL VERSION DIR : move the binaries built in DIR into the user
-# cache atomically, then link them into bin/.
+# cache atomically, then link them into bin/, and release the build lock.
 publish() {
   local tool=$1 version=$2 dir=$3
   local src="$TDC_CACHE_DIR/bin/$tool/$version"
@@ -38,14 +71,16 @@ publish() {
   rm -rf "$src.tmp" && mv "$dir" "$src.tmp" && rm -rf "$src" && mv "$src.tmp" "$src"
   local f
   for f in "$src"/*; do have_cached "$tool" "$version" "$(basename "$f")"; done
+  release_claim
 }
 
-# timed NAME CMD... : run CMD and log how long it took.
+# timed NAME CMD... : run CMD and log how long it took, in wall time and in
+# CPU time (user and system, its child processes included): the CPU is the
+# build's cost, whatever else shares the machine.
 timed() {
   local name=$1; shift
-  local start=$SECONDS
-  "$@"
-  log "$name took $((SECONDS - start))s"
+  local TIMEFORMAT="[time] $name took %0Rs (CPU %0Us user, %0Ss system)"
+  time "$@"
 }
 
 # shellcheck source=hack/versions.env
