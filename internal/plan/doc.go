@@ -13,7 +13,9 @@
 //     recorded on the template, and the failure when the same difference
 //     comes back for the same release;
 //   - building the replacement or recreated object, and the consumer
-//     reference rewrites a rotation needs.
+//     reference rewrites a rotation needs;
+//   - whether a change to a MachineDeployment or a KubeadmControlPlane rolls
+//     its Machines (Rollout), for a preview of a change.
 //
 // Decisions are recomputed from the live world on every pass (CAPI's
 // reentrancy rule): nothing here trusts a previous condition.
