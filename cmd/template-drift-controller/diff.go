@@ -116,10 +116,17 @@ func diffHelmRelease(ctx context.Context, o diffOptions) (diffreport.DiffReport,
 	return diffreport.NewDiffReport(ns+"/"+o.name, res), nil
 }
 
-// subcommand dispatches `diff`; it returns false for the controller itself.
+// subcommand dispatches `diff` and `preview`; it returns false for the
+// controller itself.
 func subcommand(args []string) (int, bool) {
-	if len(args) > 0 && args[0] == "diff" {
+	if len(args) == 0 {
+		return 0, false
+	}
+	switch args[0] {
+	case "diff":
 		return runDiff(args[1:], os.Stdout, os.Stderr), true
+	case "preview":
+		return runPreview(args[1:], os.Stdout, os.Stderr), true
 	}
 	return 0, false
 }

@@ -1,0 +1,207 @@
+package preview
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/go-logr/logr"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	helmv1 "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
+	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/render"
+)
+
+// Request is one preview: a proposed HelmRelease against the live cluster.
+type Request struct {
+	// HelmRelease is the HelmRelease as proposed: the live one with the
+	// change applied (values, valuesFrom, post-renderers, names).
+	HelmRelease *helmv2.HelmRelease
+	// Chart is the proposed chart; nil is the one the stored release keeps.
+	Chart *chartv2.Chart
+	// Local reads the HelmRelease's valuesFrom (its own cluster).
+	Local client.Client
+	// Target and TargetConfig reach the cluster the release deploys to.
+	// Every request with a write verb sent through Target is a dry-run.
+	Target       client.Client
+	TargetConfig *rest.Config
+	// Kinds are the template kinds (--template-kinds).
+	Kinds *manifest.KindMatcher
+	// Now is the preview's clock, for rollout-after times.
+	Now time.Time
+}
+
+// Run renders the proposed upgrade as helm-controller would, asks the
+// server what it would do to each object the new manifest has or drops,
+// with dry-runs only, and says what each answer means: a refusal fails the
+// upgrade, a MachineDeployment or KubeadmControlPlane change may roll
+// Machines, a template changed in place reaches only Machines created
+// later. It writes nothing.
+func Run(ctx context.Context, req Request) (Report, error) {
+	hr := req.HelmRelease
+	rep := Report{HelmRelease: hr.Namespace + "/" + hr.Name}
+	stored, err := lastRelease(req.TargetConfig, hr)
+	if err != nil {
+		return rep, err
+	}
+	chart := req.Chart
+	if chart == nil {
+		chart = stored.Chart
+	}
+	rep.Chart = chart.Metadata.Name + "@" + chart.Metadata.Version
+	values, err := render.Values(ctx, logr.Discard(), req.Local, hr)
+	if err != nil {
+		return rep, err
+	}
+	next, err := render.Render(ctx, render.Request{HelmRelease: hr, Chart: chart, Values: values, Target: req.TargetConfig})
+	if err != nil {
+		return rep, err
+	}
+	rep.ApplyMethod = next.ApplyMethod
+	oldObjs, err := manifest.Split(stored.Manifest, hr.GetReleaseNamespace(), 0)
+	if err != nil {
+		return rep, fmt.Errorf("the stored release's manifest: %w", err)
+	}
+	newObjs, err := manifest.Split(next.Manifest, hr.GetReleaseNamespace(), 0)
+	if err != nil {
+		return rep, fmt.Errorf("the rendered manifest: %w", err)
+	}
+	old := map[manifest.ID]*unstructured.Unstructured{}
+	for _, o := range oldObjs {
+		old[manifest.IDOf(o)] = o
+	}
+	machines := map[string][]unstructured.Unstructured{}
+	for _, o := range newObjs {
+		id := manifest.IDOf(o)
+		a, err := dryRunUpdate(ctx, req.Target, old[id], o, next.ApplyMethod == "ssa")
+		if err != nil {
+			return rep, err
+		}
+		delete(old, id)
+		obj, err := req.predict(ctx, o, a, machines)
+		if err != nil {
+			return rep, err
+		}
+		rep.Objects = append(rep.Objects, obj)
+	}
+	for _, o := range oldObjs {
+		if _, dropped := old[manifest.IDOf(o)]; !dropped {
+			continue
+		}
+		a, deletes, err := dryRunDelete(ctx, req.Target, o)
+		if err != nil {
+			return rep, err
+		}
+		if deletes {
+			rep.Objects = append(rep.Objects, deleted(o, a))
+		}
+	}
+	return rep, nil
+}
+
+// lastRelease reads the release an upgrade would start from, with Helm's
+// storage driver (read only).
+func lastRelease(cfg *rest.Config, hr *helmv2.HelmRelease) (*helmv1.Release, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to reach the target cluster: %w", err)
+	}
+	name := release.Name(hr)
+	last, err := storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(hr.GetStorageNamespace()))).Last(name)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read release %s/%s (a preview needs an installed release): %w", hr.GetStorageNamespace(), name, err)
+	}
+	rel, ok := last.(*helmv1.Release)
+	if !ok || rel.Chart == nil {
+		return nil, fmt.Errorf("release %s/%s keeps no chart of API v2", hr.GetStorageNamespace(), name)
+	}
+	return rel, nil
+}
+
+// predict says what the server's answer a means for the object the new
+// manifest renders as o.
+func (req Request) predict(ctx context.Context, o *unstructured.Unstructured, a applied, machines map[string][]unstructured.Unstructured) (Object, error) {
+	obj := objectOf(o)
+	template := req.Kinds.Match(o.GroupVersionKind().GroupKind())
+	switch {
+	case a.refused != nil:
+		obj.Change, obj.Fails, obj.Message = ChangeRefused, true, a.refused.Error()
+		if template {
+			obj.Note = "the upgrade fails: give the changed template a new, hash-suffixed name in the chart, and point its consumers at it"
+		}
+		return obj, nil
+	case a.live == nil:
+		obj.Change = ChangeCreate
+		return obj, nil
+	case !changed(a.live, a.after):
+		obj.Change = ChangeNone
+		return obj, nil
+	}
+	obj.Change = ChangeUpdate
+	var (
+		r   plan.Rollout
+		err error
+	)
+	switch o.GetKind() {
+	case "MachineDeployment":
+		r, err = plan.MachineDeploymentRollout(a.live, a.after, req.Now)
+	case "KubeadmControlPlane":
+		r, err = plan.KubeadmControlPlaneRollout(a.live, a.after, req.Now)
+	default:
+		if template {
+			obj.Note = "in place: rolls nothing; only Machines created later get the change"
+		}
+		return obj, nil
+	}
+	if err != nil {
+		return obj, err
+	}
+	obj.Rolls, obj.Reasons = r.Rolls, r.Reasons
+	if r.Rolls {
+		list, err := req.machinesOf(ctx, o.GetNamespace(), machines)
+		if err != nil {
+			return obj, err
+		}
+		m := plan.MachinesOf(a.live, list)
+		obj.Machines = max(m.Owned, int(m.Replicas))
+	}
+	return obj, nil
+}
+
+// machinesOf lists the Machines of namespace once per preview.
+func (req Request) machinesOf(ctx context.Context, namespace string, cache map[string][]unstructured.Unstructured) ([]unstructured.Unstructured, error) {
+	if l, ok := cache[namespace]; ok {
+		return l, nil
+	}
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "MachineList"})
+	if err := req.Target.List(ctx, l, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("failed to list the Machines of %s: %w", namespace, err)
+	}
+	cache[namespace] = l.Items
+	return l.Items, nil
+}
+
+func objectOf(o *unstructured.Unstructured) Object {
+	return Object{Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
+}
+
+func deleted(o *unstructured.Unstructured, a applied) Object {
+	obj := objectOf(o)
+	obj.Change = ChangeDelete
+	if a.refused != nil {
+		obj.Fails, obj.Message = true, a.refused.Error()
+	}
+	return obj
+}

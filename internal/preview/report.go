@@ -1,0 +1,242 @@
+package preview
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// The changes an upgrade makes to one object.
+const (
+	ChangeNone    = "unchanged"
+	ChangeCreate  = "create"
+	ChangeUpdate  = "update"
+	ChangeDelete  = "delete"
+	ChangeRefused = "refused"
+)
+
+// Report is the preview of one HelmRelease's upgrade. Its JSON form is the
+// `-o json` schema, documented in docs/reference.md.
+type Report struct {
+	// HelmRelease is namespace/name.
+	HelmRelease string `json:"helmRelease"`
+	// Chart is the rendered chart's name@version.
+	Chart string `json:"chart"`
+	// ApplyMethod is how Helm would apply it: ssa or csa.
+	ApplyMethod string `json:"applyMethod"`
+	// Objects are the objects the new manifest renders, then those it
+	// drops, in the manifest's order.
+	Objects []Object `json:"objects"`
+}
+
+// Object is what the upgrade does to one object.
+type Object struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Change is unchanged, create, update, delete or refused.
+	Change string `json:"change"`
+	// Fails: the server refuses the change, so the upgrade fails;
+	// Message is the server's (the webhook's) answer.
+	Fails   bool   `json:"fails"`
+	Message string `json:"message,omitempty"`
+	// Rolls: Cluster API replaces the consumer's Machines, Machines of
+	// them, for Reasons.
+	Rolls    bool     `json:"rolls"`
+	Machines int      `json:"machines,omitempty"`
+	Reasons  []string `json:"reasons,omitempty"`
+	// Note says what the change means otherwise.
+	Note string `json:"note,omitempty"`
+}
+
+// Fails reports whether the upgrade would fail.
+func (r Report) Fails() bool {
+	for _, o := range r.Objects {
+		if o.Fails {
+			return true
+		}
+	}
+	return false
+}
+
+// RolledMachines counts the Machines the upgrade would replace, and the
+// consumers that roll.
+func (r Report) RolledMachines() (machines, consumers int) {
+	for _, o := range r.Objects {
+		if o.Rolls {
+			machines += o.Machines
+			consumers++
+		}
+	}
+	return machines, consumers
+}
+
+// Changes counts the objects the upgrade changes.
+func (r Report) Changes() int {
+	n := 0
+	for _, o := range r.Objects {
+		if o.Change != ChangeNone {
+			n++
+		}
+	}
+	return n
+}
+
+// FailOn is how much a preview must predict for the command to exit 1.
+type FailOn string
+
+// The --fail-on levels, from the least to the most.
+const (
+	FailOnFailure FailOn = "failure"
+	FailOnRollout FailOn = "rollout"
+	FailOnChange  FailOn = "change"
+)
+
+// Exit codes of the preview command.
+const (
+	ExitOK    = 0
+	ExitFound = 1
+	ExitError = 2
+)
+
+// ParseFailOn reads a --fail-on value.
+func ParseFailOn(s string) (FailOn, error) {
+	switch f := FailOn(s); f {
+	case FailOnFailure, FailOnRollout, FailOnChange:
+		return f, nil
+	}
+	return "", fmt.Errorf("--fail-on %q: want failure, rollout or change", s)
+}
+
+// ExitCode is 1 when the reports predict as much as f or more: a failure
+// (failure), a failure or a rollout (rollout), or any change (change).
+func ExitCode(reports []Report, f FailOn) int {
+	for _, r := range reports {
+		machines, consumers := r.RolledMachines()
+		switch {
+		case r.Fails(),
+			f != FailOnFailure && (consumers > 0 || machines > 0),
+			f == FailOnChange && r.Changes() > 0:
+			return ExitFound
+		}
+	}
+	return ExitOK
+}
+
+// Summary is the total line of a fleet's preview: "12 releases: 3 roll 27
+// Machines, 1 upgrade would fail".
+func Summary(reports []Report) string {
+	var rolling, machines, failing int
+	for _, r := range reports {
+		m, c := r.RolledMachines()
+		if c > 0 {
+			rolling++
+			machines += m
+		}
+		if r.Fails() {
+			failing++
+		}
+	}
+	return fmt.Sprintf("%d %s: %d roll %d %s, %d %s fail", len(reports), plural(len(reports), "release", "releases"),
+		rolling, machines, plural(machines, "Machine", "Machines"), failing, plural(failing, "upgrade would", "upgrades would"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// WriteJSON writes the reports as one JSON document: {"releases": [...]}.
+func WriteJSON(w io.Writer, reports []Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Releases []Report `json:"releases"`
+	}{Releases: reports})
+}
+
+// WriteText writes one table per release: object, change, after the
+// upgrade, rolls, note; then the total line.
+func WriteText(w io.Writer, reports []Report) error {
+	var b strings.Builder
+	for _, r := range reports {
+		fmt.Fprintf(&b, "HelmRelease %s (chart %s, %s)\n", r.HelmRelease, r.Chart, r.ApplyMethod)
+		tw := tabwriter.NewWriter(&b, 0, 4, 3, ' ', 0)
+		fmt.Fprintln(tw, "OBJECT\tCHANGE\tAFTER THE UPGRADE\tROLLS\tNOTE")
+		for _, o := range r.Objects {
+			if o.Change == ChangeNone {
+				continue
+			}
+			fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%s\n", o.Kind, o.Name, o.Change, after(o), rolls(o), note(o))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if r.Changes() == 0 {
+			fmt.Fprintln(&b, "nothing changes")
+		}
+		fmt.Fprintln(&b)
+	}
+	fmt.Fprintln(&b, Summary(reports))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteMarkdown writes the reports for a pull-request comment.
+func WriteMarkdown(w io.Writer, reports []Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s**\n\n", Summary(reports))
+	for _, r := range reports {
+		fmt.Fprintf(&b, "### HelmRelease `%s` (chart `%s`, %s)\n\n", r.HelmRelease, r.Chart, r.ApplyMethod)
+		if r.Changes() == 0 {
+			b.WriteString("Nothing changes.\n\n")
+			continue
+		}
+		b.WriteString("| object | change | after the upgrade | rolls | note |\n|---|---|---|---|---|\n")
+		for _, o := range r.Objects {
+			if o.Change == ChangeNone {
+				continue
+			}
+			fmt.Fprintf(&b, "| `%s/%s` | %s | %s | %s | %s |\n", o.Kind, o.Name, o.Change, cell(after(o)), rolls(o), cell(note(o)))
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func after(o Object) string {
+	switch {
+	case o.Fails:
+		return "the upgrade fails"
+	case o.Change == ChangeDelete:
+		return "deleted"
+	case o.Change == ChangeCreate:
+		return "created"
+	}
+	return "updated"
+}
+
+func rolls(o Object) string {
+	if !o.Rolls {
+		return "no"
+	}
+	return fmt.Sprintf("%d %s", o.Machines, plural(o.Machines, "Machine", "Machines"))
+}
+
+func note(o Object) string {
+	parts := append([]string{}, o.Reasons...)
+	if o.Message != "" {
+		parts = append(parts, o.Message)
+	}
+	if o.Note != "" {
+		parts = append(parts, o.Note)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
