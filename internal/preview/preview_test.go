@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -13,23 +12,15 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
-	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	"helm.sh/helm/v4/pkg/release/common"
-	helmv1 "helm.sh/helm/v4/pkg/release/v1"
-	"helm.sh/helm/v4/pkg/storage"
-	"helm.sh/helm/v4/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/preview"
-	"github.com/templatedrift/template-drift-controller/internal/render"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 	"github.com/templatedrift/template-drift-controller/test/harness"
 )
@@ -120,7 +111,6 @@ func managersEnv(t *testing.T) *testenv.Env {
 type installed struct {
 	env   *testenv.Env
 	hr    *helmv2.HelmRelease
-	chart *chartv2.Chart
 	kinds *manifest.KindMatcher
 }
 
@@ -129,30 +119,13 @@ func install(t *testing.T, applyMethod string) installed {
 	g := NewWithT(t)
 	ctx := context.Background()
 	env := managersEnv(t)
-	cs, err := kubernetes.NewForConfig(env.Config)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "preview-"}}
+	g.Expect(env.Client.Create(ctx, ns)).To(Succeed())
+	hr, err := testenv.InstallClusterChart(ctx, env, ns.Name, applyMethod)
 	g.Expect(err).NotTo(HaveOccurred())
-	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "preview-"}}, metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
-	root, err := testenv.RepoRoot()
-	g.Expect(err).NotTo(HaveOccurred())
-	chart, err := loader.Load(filepath.Join(root, "e2e", "testdata", "charts", "cluster"))
-	g.Expect(err).NotTo(HaveOccurred())
-	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "cluster", Namespace: ns.Name}}
-	hr.Spec.ReleaseName = "cluster"
-	hr.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{}`)}
-
-	store := storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(ns.Name)))
-	rel := &helmv1.Release{Name: "cluster", Namespace: ns.Name, Version: 1, Chart: chart, Config: map[string]any{},
-		Info: &helmv1.Info{Status: common.StatusDeployed, FirstDeployed: time.Now(), LastDeployed: time.Now()}, ApplyMethod: applyMethod}
-	g.Expect(store.Create(rel)).To(Succeed())
-	out, err := render.Render(ctx, render.Request{HelmRelease: hr, Chart: chart, Values: map[string]any{}, Target: env.Config})
-	g.Expect(err).NotTo(HaveOccurred())
-	rel.Manifest = out.Manifest
-	g.Expect(store.Update(rel)).To(Succeed())
-	g.Expect(testenv.CreateLive(ctx, env.Client, ns.Name, "cluster", out.Manifest, nil)).To(Succeed())
 	kinds, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
 	g.Expect(err).NotTo(HaveOccurred())
-	return installed{env: env, hr: hr, chart: chart, kinds: kinds}
+	return installed{env: env, hr: hr, kinds: kinds}
 }
 
 // preview runs a preview of values as the previewer user.

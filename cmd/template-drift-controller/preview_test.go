@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/internal/preview"
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
+)
+
+// TestPreviewCommand runs the preview command against a real API server
+// with the real Cluster API and Metal3 managers, on the e2e cluster chart
+// installed as helm-controller leaves it: its exit codes for each
+// --fail-on, its three outputs, the change given by --set, --values and
+// --helmrelease, the fleet form, and its refusals.
+func TestPreviewCommand(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	for _, ns := range []string{"preview-a", "preview-b"} {
+		g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		hr, err := testenv.InstallClusterChart(ctx, env, ns, "csa")
+		g.Expect(err).NotTo(HaveOccurred())
+		patch := client.MergeFrom(hr.DeepCopy())
+		hr.SetLabels(map[string]string{"fleet": "preview"})
+		g.Expect(env.Client.Patch(ctx, hr, patch)).To(Succeed())
+	}
+	run := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := runPreview(append([]string{"--kubeconfig", env.KubeConfigPath}, args...), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		g.Expect(os.WriteFile(p, []byte(content), 0o600)).To(Succeed())
+		return p
+	}
+
+	code, out, errOut := run("-n", "preview-a", "cluster")
+	g.Expect(code).To(Equal(preview.ExitOK), errOut)
+	g.Expect(out).To(ContainSubstring("nothing changes"))
+	g.Expect(out).To(ContainSubstring("1 release: 0 roll 0 Machines, 0 upgrades would fail"))
+
+	code, out, errOut = run("-n", "preview-a", "--set", "imageServerIP=192.168.100.9", "cluster")
+	g.Expect(code).To(Equal(preview.ExitFound), errOut)
+	g.Expect(out).To(MatchRegexp(`Metal3DataTemplate/mgmt-cp-metadata-\S+\s+refused\s+the upgrade fails`))
+	g.Expect(out).To(ContainSubstring("1 upgrade would fail"))
+
+	rolls := file("rolls.yaml", "kubeletArgs:\n  max-pods: \"200\"\n")
+	code, out, errOut = run("-n", "preview-a", "--values", rolls, "cluster")
+	g.Expect(code).To(Equal(preview.ExitOK), "a rollout is not a failure: %s", errOut)
+	g.Expect(out).To(MatchRegexp(`MachineDeployment/mgmt-md0\s+update\s+updated\s+1 Machine\s+KubeadmConfig is not up-to-date`))
+	code, _, _ = run("-n", "preview-a", "--values", rolls, "--fail-on=rollout", "cluster")
+	g.Expect(code).To(Equal(preview.ExitFound))
+
+	code, out, _ = run("-n", "preview-a", "--set", "imageURL=http://192.168.100.9/u.qcow2", "-o", "markdown", "--fail-on", "change", "cluster")
+	g.Expect(code).To(Equal(preview.ExitFound))
+	g.Expect(out).To(ContainSubstring("| `Metal3MachineTemplate/mgmt-md0-"))
+	g.Expect(out).To(ContainSubstring("only Machines created later get the change"))
+
+	proposed := file("hr.yaml", `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: cluster, namespace: preview-a}
+spec:
+  interval: 1m
+  releaseName: cluster
+  chart: {spec: {chart: cluster, version: 1.0.0, sourceRef: {kind: HelmRepository, name: charts}}}
+  values: {kubernetesVersion: v1.34.1}
+`)
+	code, out, errOut = run("-n", "preview-a", "--helmrelease", proposed, "-o", "json", "cluster")
+	g.Expect(code).To(Equal(preview.ExitOK), errOut)
+	var doc struct{ Releases []preview.Report }
+	g.Expect(json.Unmarshal([]byte(out), &doc)).To(Succeed())
+	g.Expect(doc.Releases).To(HaveLen(1))
+	machines, consumers := doc.Releases[0].RolledMachines()
+	g.Expect(consumers).To(Equal(2), "the control plane and the MachineDeployment")
+	g.Expect(machines).To(Equal(2))
+
+	bumped := file("bumped.yaml", `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: cluster, namespace: preview-a}
+spec:
+  interval: 1m
+  chart: {spec: {chart: cluster, version: 2.0.0, sourceRef: {kind: HelmRepository, name: charts}}}
+`)
+	code, _, errOut = run("-n", "preview-a", "--helmrelease", bumped, "cluster")
+	g.Expect(code).To(Equal(preview.ExitError))
+	g.Expect(errOut).To(ContainSubstring(`changes the chart version from "1.0.0" to "2.0.0": give the new chart with --chart`))
+
+	code, out, errOut = run("-A", "-l", "fleet=preview", "--set", "imageServerIP=192.168.100.9")
+	g.Expect(code).To(Equal(preview.ExitFound), errOut)
+	g.Expect(out).To(ContainSubstring("HelmRelease preview-a/cluster"))
+	g.Expect(out).To(ContainSubstring("HelmRelease preview-b/cluster"))
+	g.Expect(out).To(ContainSubstring("2 releases: 0 roll 0 Machines, 2 upgrades would fail"))
+
+	code, _, errOut = run("-n", "preview-a", "nope")
+	g.Expect(code).To(Equal(preview.ExitError))
+	g.Expect(errOut).To(ContainSubstring(`"nope" not found`))
+	code, _, _ = run("-n", "preview-a", "--fail-on", "always", "cluster")
+	g.Expect(code).To(Equal(preview.ExitError))
+	code, _, _ = run("-n", "preview-a", "-l", "x=y", "cluster")
+	g.Expect(code).To(Equal(preview.ExitError), "a name and a selector")
+	code, _, errOut = run("--help")
+	g.Expect(code).To(Equal(preview.ExitOK))
+	g.Expect(errOut).To(ContainSubstring("--fail-on"))
+}

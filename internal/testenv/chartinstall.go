@@ -1,0 +1,73 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/release/common"
+	helmv1 "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/templatedrift/template-drift-controller/internal/render"
+)
+
+// ClusterChartDir is the e2e suite's cluster chart, below the repository
+// root: the fixture chart with real templates, values and name hashes.
+var ClusterChartDir = filepath.Join("e2e", "testdata", "charts", "cluster")
+
+// InstallClusterChart installs the e2e cluster chart with its default
+// values in namespace as helm-controller leaves an install: the HelmRelease
+// "cluster" (spec.chart naming version 1.0.0), a deployed release applied
+// with applyMethod whose chart is the real chart and whose manifest is its
+// render (internal/render, as helm-controller's upgrade renders it), and
+// the manifest's objects live with Helm's ownership metadata. Tests only:
+// it writes a Helm release Secret.
+func InstallClusterChart(ctx context.Context, e *Env, namespace, applyMethod string) (*helmv2.HelmRelease, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	chart, err := loader.Load(filepath.Join(root, ClusterChartDir))
+	if err != nil {
+		return nil, fmt.Errorf("failed to load the cluster chart: %w", err)
+	}
+	hr := NewHelmRelease(namespace, "cluster", nil)
+	hr.Spec.Chart.Spec.Version = chart.Metadata.Version
+	hr.Spec.ReleaseName = "cluster"
+	hr.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{}`)}
+	cs, err := kubernetes.NewForConfig(e.Config)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create clientset: %w", err)
+	}
+	// Helm renders an upgrade from a release: store one, render, then give
+	// it the rendered manifest.
+	store := storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(namespace)))
+	now := time.Now()
+	rel := &helmv1.Release{Name: "cluster", Namespace: namespace, Version: 1, Chart: chart, Config: map[string]any{},
+		Info: &helmv1.Info{Status: common.StatusDeployed, FirstDeployed: now, LastDeployed: now}, ApplyMethod: applyMethod}
+	if err := store.Create(rel); err != nil {
+		return nil, fmt.Errorf("failed to store the release: %w", err)
+	}
+	out, err := render.Render(ctx, render.Request{HelmRelease: hr, Chart: chart, Values: map[string]any{}, Target: e.Config})
+	if err != nil {
+		return nil, err
+	}
+	rel.Manifest = out.Manifest
+	if err := store.Update(rel); err != nil {
+		return nil, fmt.Errorf("failed to store the release: %w", err)
+	}
+	if err := CreateLive(ctx, e.Client, namespace, "cluster", out.Manifest, nil); err != nil {
+		return nil, err
+	}
+	if err := e.Client.Create(ctx, hr); err != nil {
+		return nil, fmt.Errorf("failed to create HelmRelease %s/cluster: %w", namespace, err)
+	}
+	return hr, nil
+}
