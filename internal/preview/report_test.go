@@ -1,0 +1,73 @@
+package preview
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+var (
+	inPlace = Report{HelmRelease: "fleet/a", Chart: "cluster@1.0.0", ApplyMethod: "csa", Objects: []Object{
+		{Kind: "Cluster", Name: "mgmt", Change: ChangeNone},
+		{Kind: "Metal3MachineTemplate", Name: "mgmt-md0", Change: ChangeUpdate, Note: "in place: rolls nothing; only Machines created later get the change"},
+	}}
+	rolling = Report{HelmRelease: "fleet/b", Chart: "cluster@1.0.0", ApplyMethod: "ssa", Objects: []Object{
+		{Kind: "MachineDeployment", Name: "mgmt-md0", Change: ChangeUpdate, Rolls: true, Machines: 3, Reasons: []string{"Version v1.35.0, v1.36.0 required"}},
+		{Kind: "KubeadmControlPlane", Name: "mgmt-cp", Change: ChangeUpdate, Rolls: true, Machines: 3},
+	}}
+	failing = Report{HelmRelease: "fleet/c", Chart: "cluster@1.0.0", ApplyMethod: "csa", Objects: []Object{
+		{Kind: "Metal3DataTemplate", Name: "mgmt-cp-metadata", Change: ChangeRefused, Fails: true, Message: `denied | "cannot be modified"`},
+	}}
+	nothing = Report{HelmRelease: "fleet/d", Chart: "cluster@1.0.0", ApplyMethod: "csa", Objects: []Object{{Kind: "Cluster", Name: "mgmt", Change: ChangeNone}}}
+)
+
+func TestExitCode(t *testing.T) {
+	for _, tc := range []struct {
+		reports []Report
+		want    map[FailOn]int
+	}{
+		{[]Report{nothing}, map[FailOn]int{FailOnFailure: ExitOK, FailOnRollout: ExitOK, FailOnChange: ExitOK}},
+		{[]Report{inPlace}, map[FailOn]int{FailOnFailure: ExitOK, FailOnRollout: ExitOK, FailOnChange: ExitFound}},
+		{[]Report{nothing, rolling}, map[FailOn]int{FailOnFailure: ExitOK, FailOnRollout: ExitFound, FailOnChange: ExitFound}},
+		{[]Report{failing}, map[FailOn]int{FailOnFailure: ExitFound, FailOnRollout: ExitFound, FailOnChange: ExitFound}},
+		{nil, map[FailOn]int{FailOnFailure: ExitOK, FailOnRollout: ExitOK, FailOnChange: ExitOK}},
+	} {
+		for level, want := range tc.want {
+			NewWithT(t).Expect(ExitCode(tc.reports, level)).To(Equal(want), "%s with %d reports", level, len(tc.reports))
+		}
+	}
+	_, err := ParseFailOn("sometimes")
+	NewWithT(t).Expect(err).To(MatchError(ContainSubstring("want failure, rollout or change")))
+}
+
+func TestSummary(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(Summary([]Report{inPlace, rolling, failing, nothing})).To(Equal("4 releases: 1 roll 6 Machines, 1 upgrade would fail"))
+	g.Expect(Summary([]Report{nothing})).To(Equal("1 release: 0 roll 0 Machines, 0 upgrades would fail"))
+}
+
+func TestWriters(t *testing.T) {
+	g := NewWithT(t)
+	reports := []Report{inPlace, rolling, failing, nothing}
+	var text, md, js bytes.Buffer
+	g.Expect(WriteText(&text, reports)).To(Succeed())
+	g.Expect(text.String()).To(MatchRegexp(`MachineDeployment/mgmt-md0\s+update\s+updated\s+3 Machines\s+Version v1.35.0, v1.36.0 required`))
+	g.Expect(text.String()).To(MatchRegexp(`Metal3DataTemplate/mgmt-cp-metadata\s+refused\s+the upgrade fails\s+no\s+denied`))
+	g.Expect(text.String()).NotTo(ContainSubstring("Cluster/mgmt"), "unchanged objects are left out")
+	g.Expect(text.String()).To(ContainSubstring("HelmRelease fleet/d (chart cluster@1.0.0, csa)\nOBJECT"))
+	g.Expect(text.String()).To(ContainSubstring("nothing changes"))
+
+	g.Expect(WriteMarkdown(&md, reports)).To(Succeed())
+	g.Expect(md.String()).To(HavePrefix("**4 releases: 1 roll 6 Machines, 1 upgrade would fail**"))
+	g.Expect(md.String()).To(ContainSubstring("| `Metal3DataTemplate/mgmt-cp-metadata` | refused | the upgrade fails | no | denied \\| \"cannot be modified\" |"))
+	g.Expect(md.String()).To(ContainSubstring("### HelmRelease `fleet/d` (chart `cluster@1.0.0`, csa)\n\nNothing changes."))
+
+	g.Expect(WriteJSON(&js, reports)).To(Succeed())
+	var doc struct {
+		Releases []Report `json:"releases"`
+	}
+	g.Expect(json.Unmarshal(js.Bytes(), &doc)).To(Succeed())
+	g.Expect(doc.Releases).To(Equal(reports))
+}
