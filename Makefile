@@ -176,7 +176,7 @@ clean: ## Remove bin/ (the user cache in ~/.cache/template-drift-controller stay
 	rm -rf bin
 
 .PHONY: demo
-demo: testbin ## Show the problem and its cure on a local control plane (DEMO_KEEP=1 keeps it up).
+demo: testbin ## Show the problem and its cure on a local control plane, then preview two chart changes (DEMO_KEEP=1 keeps it up).
 	$(GO) run ./cmd/demo
 
 # controller-gen is pinned in hack/build-tools.sh and built into bin/ by it.

@@ -1,7 +1,9 @@
 // Command demo shows the problem this add-on solves and its cure, on a
 // local control plane (the same kube-apiserver and etcd the tests use):
 // templates left pointing at a dead bootstrap cluster after a pivot, healed
-// in place; then a locked template, healed by rotation. `make demo` runs it.
+// in place; then a locked template, healed by rotation; then the preview of
+// two chart changes, one that would fail and one that rolls a
+// MachineDeployment. `make demo` runs it.
 // With DEMO_KEEP=1 it leaves the control plane up until interrupted.
 package main
 
@@ -64,6 +66,9 @@ func run() error {
 		if err := s.run(ctx, env); err != nil {
 			return fmt.Errorf("%s: %w", s.title, err)
 		}
+	}
+	if err := previewChanges(ctx, env); err != nil {
+		return fmt.Errorf("preview: %w", err)
 	}
 	fmt.Printf("\nController log: %s\n", logFile.Name())
 	if os.Getenv("DEMO_KEEP") == "1" {

@@ -182,7 +182,12 @@ func WriteText(w io.Writer, reports []Report) error {
 		fmt.Fprintln(&b)
 	}
 	fmt.Fprintln(&b, Summary(reports))
-	_, err := io.WriteString(w, b.String())
+	// The table's last column is often empty: no padding at line ends.
+	lines := strings.Split(b.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	_, err := io.WriteString(w, strings.Join(lines, "\n"))
 	return err
 }
 

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/preview"
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
+)
+
+// previewChanges ends the demo with the question asked before every change:
+// will it roll machines, will the upgrade fail? It installs the e2e suite's
+// cluster chart as helm-controller leaves an install, then previews two
+// changes of its values, as `template-drift-controller preview --set` does:
+// the image server's IP, which changes Metal3DataTemplates that CAPM3 locks
+// under their names (the upgrade would fail), and the workers' kubelet
+// arguments, which rename their KubeadmConfigTemplate (the MachineDeployment
+// rolls). Nothing is written: the preview's writes are dry-runs.
+func previewChanges(ctx context.Context, env *testenv.Env) error {
+	heading("Before a change merges: will it fail, will it roll machines? (template-drift-controller preview)")
+	// The chart's v1beta1 Metal3 kinds draw deprecation warnings from the
+	// server; they are not part of the story.
+	rest.SetDefaultWarningHandler(rest.NoWarnings{})
+	const ns = "preview"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return err
+	}
+	hr, err := testenv.InstallClusterChart(ctx, env, ns, "csa")
+	if err != nil {
+		return err
+	}
+	kinds, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("HelmRelease %s/%s: the e2e suite's cluster chart, installed (objects live, release stored).\n", ns, hr.Name)
+	for _, change := range []struct{ set, values string }{
+		{"imageServerIP=192.168.100.9", `{"imageServerIP": "192.168.100.9"}`},
+		{"kubeletArgs.max-pods=200", `{"kubeletArgs": {"max-pods": "200"}}`},
+	} {
+		fmt.Printf("\n$ template-drift-controller preview -n %s --set %s %s\n", ns, change.set, hr.Name)
+		proposed := hr.DeepCopy()
+		proposed.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(change.values)}
+		rep, err := preview.Run(ctx, preview.Request{HelmRelease: proposed, Local: env.Client, Target: env.Client,
+			TargetConfig: env.Config, Kinds: kinds, Now: time.Now()})
+		if err != nil {
+			return err
+		}
+		var b strings.Builder
+		if err := preview.WriteText(&b, []preview.Report{rep}); err != nil {
+			return err
+		}
+		fmt.Fprint(os.Stdout, b.String())
+		fmt.Printf("(exit code %d)\n", preview.ExitCode([]preview.Report{rep}, preview.FailOnFailure))
+	}
+	return nil
+}
