@@ -10,7 +10,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	flag "github.com/spf13/pflag"
-	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/strvals"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -149,19 +149,19 @@ func previewHelmReleases(ctx context.Context, o previewOptions) ([]preview.Repor
 	if err != nil {
 		return nil, err
 	}
-	var chart *chartv2.Chart
+	var proposedChart *chart.Chart
 	if o.chartPath != "" {
-		if chart, err = loader.Load(o.chartPath); err != nil {
+		if proposedChart, err = loader.Load(o.chartPath); err != nil {
 			return nil, fmt.Errorf("failed to load chart %s: %w", o.chartPath, err)
 		}
 	}
 	reports := make([]preview.Report, 0, len(hrs))
 	for i := range hrs {
-		proposed, err := o.propose(&hrs[i], chart)
+		proposed, err := o.propose(&hrs[i], proposedChart)
 		if err != nil {
 			return nil, err
 		}
-		rep, err := previewOne(ctx, cfg, c, kinds, proposed, chart)
+		rep, err := previewOne(ctx, cfg, c, kinds, proposed, proposedChart)
 		if err != nil {
 			return nil, fmt.Errorf("HelmRelease %s/%s: %w", hrs[i].Namespace, hrs[i].Name, err)
 		}
@@ -196,7 +196,7 @@ func (o previewOptions) helmReleases(ctx context.Context, c client.Client) ([]he
 
 // propose applies the change to a copy of the live HelmRelease: the fields
 // of --helmrelease that shape the render, then --values and --set.
-func (o previewOptions) propose(live *helmv2.HelmRelease, chart *chartv2.Chart) (*helmv2.HelmRelease, error) {
+func (o previewOptions) propose(live *helmv2.HelmRelease, proposedChart *chart.Chart) (*helmv2.HelmRelease, error) {
 	hr := live.DeepCopy()
 	if o.helmReleaseFile != "" {
 		data, err := os.ReadFile(o.helmReleaseFile)
@@ -210,7 +210,7 @@ func (o previewOptions) propose(live *helmv2.HelmRelease, chart *chartv2.Chart) 
 		if file.Name != live.Name || (file.Namespace != "" && file.Namespace != live.Namespace) {
 			return nil, fmt.Errorf("--helmrelease %s proposes HelmRelease %s/%s, not %s/%s", o.helmReleaseFile, file.Namespace, file.Name, live.Namespace, live.Name)
 		}
-		if v := chartVersion(file); chart == nil && v != "" && v != chartVersion(live) {
+		if v := chartVersion(file); proposedChart == nil && v != "" && v != chartVersion(live) {
 			return nil, fmt.Errorf("--helmrelease changes the chart version from %q to %q: give the new chart with --chart", chartVersion(live), v)
 		}
 		hr.Spec.Values, hr.Spec.ValuesFrom = file.Spec.Values, file.Spec.ValuesFrom
@@ -282,9 +282,9 @@ func mergeValues(a, b map[string]any) map[string]any {
 // previewOne previews one HelmRelease on its cluster. The preview acts as
 // the kubeconfig's identity; a HelmRelease that deploys elsewhere
 // (spec.kubeConfig) is not previewed.
-func previewOne(ctx context.Context, cfg *rest.Config, c client.Client, kinds *manifest.KindMatcher, hr *helmv2.HelmRelease, chart *chartv2.Chart) (preview.Report, error) {
+func previewOne(ctx context.Context, cfg *rest.Config, c client.Client, kinds *manifest.KindMatcher, hr *helmv2.HelmRelease, proposedChart *chart.Chart) (preview.Report, error) {
 	if hr.Spec.KubeConfig != nil {
 		return preview.Report{}, errors.New("it deploys to a remote cluster (spec.kubeConfig): previewing a remote target is not supported yet")
 	}
-	return preview.Run(ctx, preview.Request{HelmRelease: hr, Chart: chart, Local: c, Target: c, TargetConfig: cfg, Kinds: kinds, Now: time.Now()})
+	return preview.Run(ctx, preview.Request{HelmRelease: hr, Chart: proposedChart, Local: c, Target: c, TargetConfig: cfg, Kinds: kinds, Now: time.Now()})
 }

@@ -119,11 +119,11 @@ func refusal(live *unstructured.Unstructured, err error) (applied, error) {
 // changed reports whether the server's dry-run result differs from the live
 // object in anything but what the server itself maintains.
 func changed(live, after *unstructured.Unstructured) bool {
-	return !equality.Semantic.DeepEqual(comparable(live), comparable(after))
+	return !equality.Semantic.DeepEqual(withoutServerFields(live), withoutServerFields(after))
 }
 
-// comparable is o without the fields every write changes.
-func comparable(o *unstructured.Unstructured) map[string]any {
+// withoutServerFields is o without the fields every write changes.
+func withoutServerFields(o *unstructured.Unstructured) map[string]any {
 	c := o.DeepCopy()
 	for _, f := range [][]string{{"metadata", "managedFields"}, {"metadata", "resourceVersion"}, {"metadata", "generation"}, {"status"}} {
 		unstructured.RemoveNestedField(c.Object, f...)

@@ -7,7 +7,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/go-logr/logr"
-	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	helmv1 "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage"
 	"helm.sh/helm/v4/pkg/storage/driver"
@@ -29,7 +29,7 @@ type Request struct {
 	// change applied (values, valuesFrom, post-renderers, names).
 	HelmRelease *helmv2.HelmRelease
 	// Chart is the proposed chart; nil is the one the stored release keeps.
-	Chart *chartv2.Chart
+	Chart *chart.Chart
 	// Local reads the HelmRelease's valuesFrom (its own cluster).
 	Local client.Client
 	// Target and TargetConfig reach the cluster the release deploys to.
@@ -55,16 +55,16 @@ func Run(ctx context.Context, req Request) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	chart := req.Chart
-	if chart == nil {
-		chart = stored.Chart
+	ch := req.Chart
+	if ch == nil {
+		ch = stored.Chart
 	}
-	rep.Chart = chart.Metadata.Name + "@" + chart.Metadata.Version
+	rep.Chart = ch.Metadata.Name + "@" + ch.Metadata.Version
 	values, err := render.Values(ctx, logr.Discard(), req.Local, hr)
 	if err != nil {
 		return rep, err
 	}
-	next, err := render.Render(ctx, render.Request{HelmRelease: hr, Chart: chart, Values: values, Target: req.TargetConfig})
+	next, err := render.Render(ctx, render.Request{HelmRelease: hr, Chart: ch, Values: values, Target: req.TargetConfig})
 	if err != nil {
 		return rep, err
 	}

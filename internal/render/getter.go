@@ -1,7 +1,7 @@
 package render
 
 import (
-	"k8s.io/apimachinery/pkg/api/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
@@ -33,7 +33,7 @@ func (g *restGetter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, er
 	return g.discovery, nil
 }
 
-func (g *restGetter) ToRESTMapper() (meta.RESTMapper, error) {
+func (g *restGetter) ToRESTMapper() (apimeta.RESTMapper, error) {
 	return restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(g.discovery), g.discovery, nil), nil
 }
 

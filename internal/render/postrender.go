@@ -9,7 +9,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"helm.sh/helm/v4/pkg/postrenderer"
-	"sigs.k8s.io/kustomize/api/builtins"
+	"sigs.k8s.io/kustomize/api/builtins" //nolint:staticcheck // helm-controller v1.6 post-renders with these transformers; the render must match it
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/provider"
 	"sigs.k8s.io/kustomize/api/resmap"
@@ -110,7 +110,7 @@ func selector(s *kustomize.Selector) *kustypes.Selector {
 	}
 	out := &kustypes.Selector{LabelSelector: s.LabelSelector, AnnotationSelector: s.AnnotationSelector}
 	out.Name, out.Namespace = s.Name, s.Namespace
-	out.Gvk.Group, out.Gvk.Version, out.Gvk.Kind = s.Group, s.Version, s.Kind
+	out.Group, out.Version, out.Kind = s.Group, s.Version, s.Kind
 	return out
 }
 

@@ -7,7 +7,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"helm.sh/helm/v4/pkg/action"
-	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/kube"
 	helmv1 "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage"
@@ -26,7 +26,7 @@ type Request struct {
 	HelmRelease *helmv2.HelmRelease
 	// Chart is the chart to render: the one the stored release keeps, or
 	// one given.
-	Chart *chartv2.Chart
+	Chart *chart.Chart
 	// Values are the composed values (see Values).
 	Values map[string]any
 	// Target is the cluster the release deploys to. The render reads it

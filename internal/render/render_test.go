@@ -14,7 +14,7 @@ import (
 	"github.com/fluxcd/pkg/apis/kustomize"
 	. "github.com/onsi/gomega"
 	chartcommon "helm.sh/helm/v4/pkg/chart/common"
-	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/release/common"
 	helmv1 "helm.sh/helm/v4/pkg/release/v1"
@@ -58,7 +58,7 @@ func clusterEnv(t *testing.T) *testenv.Env {
 	return sharedEnv
 }
 
-func clusterChart(t *testing.T) *chartv2.Chart {
+func clusterChart(t *testing.T) *chart.Chart {
 	t.Helper()
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -85,7 +85,7 @@ func TestRenderAsHelmControllerUpgrades(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "render-"}}, metav1.CreateOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
-	chart := clusterChart(t)
+	ch := clusterChart(t)
 	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "cluster", Namespace: ns.Name}}
 	name := ns.Name + "-cluster"
 	hr.Spec.ReleaseName = name
@@ -93,10 +93,10 @@ func TestRenderAsHelmControllerUpgrades(t *testing.T) {
 	// A first release, as helm-controller's install stored it: the manifest
 	// is what the upgrade with the same values renders.
 	store := storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(ns.Name)))
-	first := &helmv1.Release{Name: name, Namespace: ns.Name, Version: 1, Chart: chart, Config: map[string]any{},
+	first := &helmv1.Release{Name: name, Namespace: ns.Name, Version: 1, Chart: ch, Config: map[string]any{},
 		Info: &helmv1.Info{Status: common.StatusDeployed, FirstDeployed: time.Now(), LastDeployed: time.Now()}, ApplyMethod: "csa"}
 	g.Expect(store.Create(first)).To(Succeed())
-	req := render.Request{HelmRelease: hr, Chart: chart, Values: map[string]any{}, Target: env.Config}
+	req := render.Request{HelmRelease: hr, Chart: ch, Values: map[string]any{}, Target: env.Config}
 	out, err := render.Render(ctx, req)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(out.Manifest).To(ContainSubstring("kind: Metal3MachineTemplate"))
