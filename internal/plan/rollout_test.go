@@ -96,16 +96,38 @@ func edit(t testing.TB, o *unstructured.Unstructured, value any, path ...string)
 	return c
 }
 
+// rolloutCase changes base at path to value; the rule must say rolls, for
+// reasons.
+type rolloutCase struct {
+	name    string
+	base    string
+	value   any
+	path    []string
+	rolls   bool
+	reasons []string
+}
+
+// checkRollouts runs rule on each case's before and after.
+func checkRollouts(t *testing.T, rule func(before, after *unstructured.Unstructured, now time.Time) (Rollout, error), cases []rolloutCase) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			before := fromYAML(t, tc.base)
+			got, err := rule(before, edit(t, before, tc.value, tc.path...), now)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got.Rolls).To(Equal(tc.rolls))
+			if tc.rolls {
+				g.Expect(got.Reasons).To(Equal(tc.reasons))
+			} else {
+				g.Expect(got.Reasons).To(BeEmpty())
+			}
+		})
+	}
+}
+
 func TestMachineDeploymentRollout(t *testing.T) {
 	tmpl := func(f ...string) []string { return append([]string{"spec", "template", "spec"}, f...) }
-	for _, tc := range []struct {
-		name    string
-		base    string
-		value   any
-		path    []string
-		rolls   bool
-		reasons []string
-	}{
+	checkRollouts(t, MachineDeploymentRollout, []rolloutCase{
 		{name: "nothing changes", base: mdV1beta2, value: int64(3), path: []string{"spec", "replicas"}},
 		{name: "replicas", base: mdV1beta2, value: int64(5), path: []string{"spec", "replicas"}},
 		{name: "machine labels are propagated in place", base: mdV1beta2, value: "b", path: []string{"spec", "template", "metadata", "labels", "pool"}},
@@ -129,31 +151,11 @@ func TestMachineDeploymentRollout(t *testing.T) {
 		{name: "rolloutAfter (v1beta1) passed", base: mdV1beta1, value: "2026-12-01T00:00:00Z", path: []string{"spec", "rolloutAfter"},
 			rolls: true, reasons: []string{"rolloutAfter 2026-12-01T00:00:00Z passed"}},
 		{name: "rollout.after still to come", base: mdV1beta2, value: "2027-01-01T00:00:00Z", path: []string{"spec", "rollout", "after"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			before := fromYAML(t, tc.base)
-			got, err := MachineDeploymentRollout(before, edit(t, before, tc.value, tc.path...), now)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(got.Rolls).To(Equal(tc.rolls))
-			if tc.rolls {
-				g.Expect(got.Reasons).To(Equal(tc.reasons))
-			} else {
-				g.Expect(got.Reasons).To(BeEmpty())
-			}
-		})
-	}
+	})
 }
 
 func TestKubeadmControlPlaneRollout(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		base    string
-		value   any
-		path    []string
-		rolls   bool
-		reasons []string
-	}{
+	checkRollouts(t, KubeadmControlPlaneRollout, []rolloutCase{
 		{name: "replicas", base: kcpV1beta2, value: int64(5), path: []string{"spec", "replicas"}},
 		{name: "machine labels", base: kcpV1beta2, value: "x", path: []string{"spec", "machineTemplate", "metadata", "labels", "role"}},
 		{name: "drain timeout", base: kcpV1beta2, value: int64(120), path: []string{"spec", "machineTemplate", "spec", "deletion", "nodeDrainTimeoutSeconds"}},
@@ -172,20 +174,7 @@ func TestKubeadmControlPlaneRollout(t *testing.T) {
 			rolls: true, reasons: []string{"rollout.after 2026-12-02T11:00:00Z passed"}},
 		{name: "v1beta1 rolloutAfter passed", base: kcpV1beta1, value: "2026-12-02T11:00:00Z", path: []string{"spec", "rolloutAfter"},
 			rolls: true, reasons: []string{"rolloutAfter 2026-12-02T11:00:00Z passed"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			before := fromYAML(t, tc.base)
-			got, err := KubeadmControlPlaneRollout(before, edit(t, before, tc.value, tc.path...), now)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(got.Rolls).To(Equal(tc.rolls))
-			if tc.rolls {
-				g.Expect(got.Reasons).To(Equal(tc.reasons))
-			} else {
-				g.Expect(got.Reasons).To(BeEmpty())
-			}
-		})
-	}
+	})
 }
 
 func TestRolloutRefusesWhatItCannotCompare(t *testing.T) {

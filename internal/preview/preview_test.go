@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,16 +24,6 @@ import (
 	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
-var (
-	envOnce   sync.Once
-	sharedEnv *testenv.Env
-	envErr    error
-	// auditDir holds the API server's audit log; previewer is the user the
-	// previews run as, whose requests the log is searched for.
-	auditDir, auditLog string
-	previewer          *rest.Config
-)
-
 const previewUser = "tdc-preview"
 
 // auditPolicy logs the previewer's requests with their bodies (a delete
@@ -49,6 +38,44 @@ rules:
 - level: Metadata
 `
 
+var (
+	// auditLog is the API server's audit log; previewer is the user the
+	// previews run as, whose requests the log is searched for.
+	auditLog  string
+	previewer *rest.Config
+	// shared is a control plane with the real Cluster API and Metal3
+	// managers and webhooks: what they refuse and what they default is
+	// what the preview must predict.
+	shared = &testenv.Lazy{Name: "preview", Setup: func(e *testenv.Env) error {
+		kubeconfig, err := e.AddUser(previewUser, []string{"system:masters"})
+		if err != nil {
+			return err
+		}
+		previewer, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+		return err
+	}}
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tdc-preview-audit-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	flags, log, err := harness.AuditFlags(dir, auditPolicy)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	auditLog = log
+	shared.Options = testenv.Options{Managers: true, APIServerFlags: flags}
+	code := shared.Run(m)
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func managersEnv(t *testing.T) *testenv.Env { return shared.Env(t) }
+
 // isDryRun reports whether an audited request asked for a dry-run, in its
 // query or in its body's options.
 func isDryRun(ev harness.Event) bool {
@@ -59,50 +86,6 @@ func isDryRun(ev harness.Event) bool {
 		DryRun []string `json:"dryRun"`
 	}
 	return json.Unmarshal(ev.RequestObject, &opts) == nil && slices.Contains(opts.DryRun, "All")
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if auditDir != "" {
-		_ = os.RemoveAll(auditDir)
-	}
-	if sharedEnv != nil {
-		if err := sharedEnv.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			if code == 0 {
-				code = 1
-			}
-		}
-	}
-	os.Exit(code)
-}
-
-// managersEnv is a control plane with the real Cluster API and Metal3
-// managers and webhooks: what they refuse and what they default is what
-// the preview must predict.
-func managersEnv(t *testing.T) *testenv.Env {
-	t.Helper()
-	envOnce.Do(func() {
-		var flags map[string]string
-		if auditDir, envErr = os.MkdirTemp("", "tdc-preview-audit-"); envErr != nil {
-			return
-		}
-		if flags, auditLog, envErr = harness.AuditFlags(auditDir, auditPolicy); envErr != nil {
-			return
-		}
-		if sharedEnv, envErr = testenv.StartWith("preview", testenv.Options{Managers: true, APIServerFlags: flags}); envErr != nil {
-			return
-		}
-		var kubeconfig string
-		if kubeconfig, envErr = sharedEnv.AddUser(previewUser, []string{"system:masters"}); envErr != nil {
-			return
-		}
-		previewer, envErr = clientcmd.BuildConfigFromFlags("", kubeconfig)
-	})
-	if envErr != nil {
-		t.Fatalf("failed to start the test control plane: %v", envErr)
-	}
-	return sharedEnv
 }
 
 // installed is the e2e cluster chart installed as helm-controller leaves

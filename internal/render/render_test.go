@@ -2,11 +2,9 @@ package render_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,35 +26,13 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
-var (
-	envOnce   sync.Once
-	sharedEnv *testenv.Env
-	envErr    error
-)
+// shared is a control plane with the Cluster API and Metal3 kinds, and no
+// managers: rendering reads discovery and objects, and writes nothing.
+var shared = &testenv.Lazy{Name: "render", Options: testenv.Options{ProviderCRDs: true}}
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if sharedEnv != nil {
-		if err := sharedEnv.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			if code == 0 {
-				code = 1
-			}
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(shared.Run(m)) }
 
-// clusterEnv is a control plane with the Cluster API and Metal3 kinds, and
-// no managers: rendering reads discovery and objects, and writes nothing.
-func clusterEnv(t *testing.T) *testenv.Env {
-	t.Helper()
-	envOnce.Do(func() { sharedEnv, envErr = testenv.StartWith("render", testenv.Options{ProviderCRDs: true}) })
-	if envErr != nil {
-		t.Fatalf("failed to start the test control plane: %v", envErr)
-	}
-	return sharedEnv
-}
+func clusterEnv(t *testing.T) *testenv.Env { return shared.Env(t) }
 
 func clusterChart(t *testing.T) *chart.Chart {
 	t.Helper()
