@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -114,21 +113,6 @@ func refusal(live *unstructured.Unstructured, err error) (applied, error) {
 		return applied{live: live, refused: err}, nil
 	}
 	return applied{}, err
-}
-
-// changed reports whether the server's dry-run result differs from the live
-// object in anything but what the server itself maintains.
-func changed(live, after *unstructured.Unstructured) bool {
-	return !equality.Semantic.DeepEqual(withoutServerFields(live), withoutServerFields(after))
-}
-
-// withoutServerFields is o without the fields every write changes.
-func withoutServerFields(o *unstructured.Unstructured) map[string]any {
-	c := o.DeepCopy()
-	for _, f := range [][]string{{"metadata", "managedFields"}, {"metadata", "resourceVersion"}, {"metadata", "generation"}, {"status"}} {
-		unstructured.RemoveNestedField(c.Object, f...)
-	}
-	return c.Object
 }
 
 func mustJSON(o *unstructured.Unstructured) []byte {

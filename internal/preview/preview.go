@@ -103,9 +103,14 @@ func Run(ctx context.Context, req Request) (Report, error) {
 		if err != nil {
 			return rep, err
 		}
-		if deletes {
-			rep.Objects = append(rep.Objects, deleted(o, a))
+		if !deletes {
+			continue
 		}
+		v, err := plan.JudgeUpgrade(plan.UpgradeFacts{Live: a.live, Refusal: a.refused, Dropped: true})
+		if err != nil {
+			return rep, err
+		}
+		rep.Objects = append(rep.Objects, objectOf(o, v, a.refused))
 	}
 	return rep, nil
 }
@@ -130,51 +135,21 @@ func lastRelease(cfg *rest.Config, hr *helmv2.HelmRelease) (*helmv1.Release, err
 }
 
 // predict says what the server's answer a means for the object the new
-// manifest renders as o.
+// manifest renders as o (plan.JudgeUpgrade), and counts the Machines of a
+// consumer that rolls.
 func (req Request) predict(ctx context.Context, o *unstructured.Unstructured, a applied, machines map[string][]unstructured.Unstructured) (Object, error) {
-	obj := objectOf(o)
-	template := req.Kinds.Match(o.GroupVersionKind().GroupKind())
-	switch {
-	case a.refused != nil:
-		obj.Change, obj.Fails, obj.Message = ChangeRefused, true, a.refused.Error()
-		if template {
-			obj.Note = "the upgrade fails: give the changed template a new, hash-suffixed name in the chart, and point its consumers at it"
-		}
-		return obj, nil
-	case a.live == nil:
-		obj.Change = ChangeCreate
-		return obj, nil
-	case !changed(a.live, a.after):
-		obj.Change = ChangeNone
-		return obj, nil
-	}
-	obj.Change = ChangeUpdate
-	var (
-		r   plan.Rollout
-		err error
-	)
-	switch o.GetKind() {
-	case "MachineDeployment":
-		r, err = plan.MachineDeploymentRollout(a.live, a.after, req.Now)
-	case "KubeadmControlPlane":
-		r, err = plan.KubeadmControlPlaneRollout(a.live, a.after, req.Now)
-	default:
-		if template {
-			obj.Note = "in place: rolls nothing; only Machines created later get the change"
-		}
-		return obj, nil
-	}
+	v, err := plan.JudgeUpgrade(plan.UpgradeFacts{Live: a.live, After: a.after, Refusal: a.refused,
+		Template: req.Kinds.Match(o.GroupVersionKind().GroupKind()), Now: req.Now})
 	if err != nil {
-		return obj, err
+		return Object{}, err
 	}
-	obj.Rolls, obj.Reasons = r.Rolls, r.Reasons
-	if r.Rolls {
+	obj := objectOf(o, v, a.refused)
+	if v.Rollout.Rolls {
 		list, err := req.machinesOf(ctx, o.GetNamespace(), machines)
 		if err != nil {
 			return obj, err
 		}
-		m := plan.MachinesOf(a.live, list)
-		obj.Machines = max(m.Owned, int(m.Replicas))
+		obj.Machines = plan.MachinesOf(a.live, list).Rolled()
 	}
 	return obj, nil
 }
@@ -193,15 +168,11 @@ func (req Request) machinesOf(ctx context.Context, namespace string, cache map[s
 	return l.Items, nil
 }
 
-func objectOf(o *unstructured.Unstructured) Object {
-	return Object{Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
-}
-
-func deleted(o *unstructured.Unstructured, a applied) Object {
-	obj := objectOf(o)
-	obj.Change = ChangeDelete
-	if a.refused != nil {
-		obj.Fails, obj.Message = true, a.refused.Error()
+func objectOf(o *unstructured.Unstructured, v plan.UpgradeVerdict, refusal error) Object {
+	obj := Object{Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Change: string(v.Change), Fails: v.Fails,
+		Rolls: v.Rollout.Rolls, Reasons: v.Rollout.Reasons, Note: v.Note}
+	if refusal != nil {
+		obj.Message = refusal.Error()
 	}
 	return obj
 }

@@ -6,15 +6,17 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
-// The changes an upgrade makes to one object.
+// The changes an upgrade makes to one object (plan.UpgradeChange).
 const (
-	ChangeNone    = "unchanged"
-	ChangeCreate  = "create"
-	ChangeUpdate  = "update"
-	ChangeDelete  = "delete"
-	ChangeRefused = "refused"
+	ChangeNone    = string(plan.UpgradeUnchanged)
+	ChangeCreate  = string(plan.UpgradeCreate)
+	ChangeUpdate  = string(plan.UpgradeUpdate)
+	ChangeDelete  = string(plan.UpgradeDelete)
+	ChangeRefused = string(plan.UpgradeRefused)
 )
 
 // Report is the preview of one HelmRelease's upgrade. Its JSON form is the

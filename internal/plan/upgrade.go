@@ -1,0 +1,114 @@
+package plan
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// UpgradeChange is what a Helm upgrade does to one object.
+type UpgradeChange string
+
+// The changes an upgrade makes to one object.
+const (
+	UpgradeUnchanged UpgradeChange = "unchanged"
+	UpgradeCreate    UpgradeChange = "create"
+	UpgradeUpdate    UpgradeChange = "update"
+	UpgradeDelete    UpgradeChange = "delete"
+	UpgradeRefused   UpgradeChange = "refused"
+)
+
+// UpgradeFacts are the API server's answers about one object of a Helm
+// upgrade, from the dry-runs a preview makes of exactly the requests Helm
+// would send.
+type UpgradeFacts struct {
+	// Live is the object now; nil when it does not exist.
+	Live *unstructured.Unstructured
+	// After is what the server would store; nil when it refused, or for a
+	// deletion.
+	After *unstructured.Unstructured
+	// Refusal is the server's refusal of the change (invalid, forbidden
+	// by a webhook, immutable).
+	Refusal error
+	// Dropped: the new manifest no longer has the object, and Helm deletes it.
+	Dropped bool
+	// Template: the object is of a template kind.
+	Template bool
+	// Now is the preview's clock, for rollout-after times.
+	Now time.Time
+}
+
+// UpgradeVerdict is what the upgrade does to one object.
+type UpgradeVerdict struct {
+	Change UpgradeChange
+	// Fails: the server refuses the change, so the upgrade fails.
+	Fails bool
+	// Rollout is whether a MachineDeployment or a KubeadmControlPlane
+	// rolls its Machines.
+	Rollout Rollout
+	// Note says what the change means otherwise.
+	Note string
+}
+
+// The notes of a verdict.
+const (
+	noteRenameLocked = "the upgrade fails: give the changed template a new, hash-suffixed name in the chart, and point its consumers at it"
+	noteInPlace      = "in place: rolls nothing; only Machines created later get the change"
+)
+
+// JudgeUpgrade says what the server's answers mean for one object: a
+// refusal fails the upgrade (for a template, the way out is a new name in
+// the chart); a change to a MachineDeployment or a KubeadmControlPlane may
+// roll its Machines (MachineDeploymentRollout, KubeadmControlPlaneRollout);
+// a template changed in place rolls nothing, and only Machines created
+// later get the change.
+func JudgeUpgrade(f UpgradeFacts) (UpgradeVerdict, error) {
+	switch {
+	case f.Refusal != nil:
+		v := UpgradeVerdict{Change: UpgradeRefused, Fails: true}
+		if f.Dropped {
+			v.Change = UpgradeDelete
+		} else if f.Template {
+			v.Note = noteRenameLocked
+		}
+		return v, nil
+	case f.Dropped:
+		return UpgradeVerdict{Change: UpgradeDelete}, nil
+	case f.Live == nil:
+		return UpgradeVerdict{Change: UpgradeCreate}, nil
+	case !changedByServer(f.Live, f.After):
+		return UpgradeVerdict{Change: UpgradeUnchanged}, nil
+	}
+	v := UpgradeVerdict{Change: UpgradeUpdate}
+	var err error
+	switch f.Live.GetKind() {
+	case "MachineDeployment":
+		v.Rollout, err = MachineDeploymentRollout(f.Live, f.After, f.Now)
+	case "KubeadmControlPlane":
+		v.Rollout, err = KubeadmControlPlaneRollout(f.Live, f.After, f.Now)
+	default:
+		if f.Template {
+			v.Note = noteInPlace
+		}
+	}
+	return v, err
+}
+
+// changedByServer reports whether the server's dry-run result differs from
+// the live object in anything but what every write changes (managed
+// fields, resourceVersion, generation, status).
+func changedByServer(live, after *unstructured.Unstructured) bool {
+	strip := func(o *unstructured.Unstructured) map[string]any {
+		c := o.DeepCopy()
+		for _, f := range [][]string{{"metadata", "managedFields"}, {"metadata", "resourceVersion"}, {"metadata", "generation"}, {"status"}} {
+			unstructured.RemoveNestedField(c.Object, f...)
+		}
+		return c.Object
+	}
+	return !equality.Semantic.DeepEqual(strip(live), strip(after))
+}
+
+// Rolled is how many Machines a rollout replaces: the Machines that exist
+// for the consumer, or its replicas when more are wanted than exist.
+func (m Machines) Rolled() int { return max(m.Owned, int(m.Replicas)) }

@@ -1,0 +1,51 @@
+package plan
+
+import (
+	"errors"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+func TestJudgeUpgrade(t *testing.T) {
+	md := fromYAML(t, mdV1beta2)
+	renamed := edit(t, md, "md0-v2", "spec", "template", "spec", "infrastructureRef", "name")
+	served := edit(t, md, "42", "metadata", "resourceVersion")
+	served = edit(t, served, map[string]any{"phase": "Running"}, "status")
+	tmpl := fromYAML(t, "apiVersion: infrastructure.cluster.x-k8s.io/v1beta1\nkind: Metal3MachineTemplate\nmetadata: {name: t, namespace: ns}\nspec: {template: {spec: {image: {url: a}}}}\n")
+	denied := errors.New(`admission webhook denied the request: cannot be modified`)
+	for _, tc := range []struct {
+		name string
+		f    UpgradeFacts
+		want UpgradeVerdict
+	}{
+		{"a refused template", UpgradeFacts{Live: tmpl, Refusal: denied, Template: true},
+			UpgradeVerdict{Change: UpgradeRefused, Fails: true, Note: noteRenameLocked}},
+		{"a refused consumer", UpgradeFacts{Live: md, Refusal: denied}, UpgradeVerdict{Change: UpgradeRefused, Fails: true}},
+		{"a refused deletion", UpgradeFacts{Live: md, Refusal: denied, Dropped: true}, UpgradeVerdict{Change: UpgradeDelete, Fails: true}},
+		{"a deletion", UpgradeFacts{Live: md, Dropped: true}, UpgradeVerdict{Change: UpgradeDelete}},
+		{"a creation", UpgradeFacts{After: md}, UpgradeVerdict{Change: UpgradeCreate}},
+		{"only what the server maintains differs", UpgradeFacts{Live: md, After: served}, UpgradeVerdict{Change: UpgradeUnchanged}},
+		{"a template changed in place", UpgradeFacts{Live: tmpl, After: edit(t, tmpl, "b", "spec", "template", "spec", "image", "url"), Template: true},
+			UpgradeVerdict{Change: UpgradeUpdate, Note: noteInPlace}},
+		{"a MachineDeployment that rolls", UpgradeFacts{Live: md, After: renamed},
+			UpgradeVerdict{Change: UpgradeUpdate, Rollout: Rollout{Rolls: true, Reasons: []string{"Metal3Machine is not up-to-date"}}}},
+		{"a MachineDeployment that does not roll", UpgradeFacts{Live: md, After: edit(t, md, int64(5), "spec", "replicas")},
+			UpgradeVerdict{Change: UpgradeUpdate}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			got, err := JudgeUpgrade(tc.f)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got).To(Equal(tc.want))
+		})
+	}
+	_, err := JudgeUpgrade(UpgradeFacts{Live: md, After: fromYAML(t, mdV1beta1)})
+	NewWithT(t).Expect(err).To(HaveOccurred(), "a verdict the rules cannot give is an error")
+}
+
+func TestMachinesRolled(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(Machines{Replicas: 3, Owned: 1}.Rolled()).To(Equal(3))
+	g.Expect(Machines{Replicas: 1, Owned: 2}.Rolled()).To(Equal(2), "a surge Machine too")
+}
