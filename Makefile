@@ -22,7 +22,7 @@ help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: testbin
-testbin: ## Build kube-apiserver, kubectl, etcd and the real Cluster API and Metal3 managers from the Go module proxy, and fetch CRDs, into bin/ (cached).
+testbin: ## Build kube-apiserver, etcd and the real Cluster API and Metal3 managers from the Go module proxy, and fetch CRDs, into bin/ (cached).
 	@start=$$SECONDS; \
 	bash hack/build-etcd.sh; \
 	bash hack/build-kube.sh; \

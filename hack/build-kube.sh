@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and kubectl from the k8s.io/kubernetes module, through
+# Builds kube-apiserver from the k8s.io/kubernetes module, through
 # the Go module proxy. The module cannot be `go install`ed because its go.mod
 # replaces every staging module with ./staging/src/..., so a throw-away tools
 # module requires k8s.io/kubernetes and replaces each staging module with its
@@ -7,12 +7,12 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 KUBE_VERSION="${KUBE_VERSION}"
-if claim kube "$KUBE_VERSION" kube-apiserver kubectl; then
-  log "kube-apiserver and kubectl $KUBE_VERSION: already built ($BIN_DIR/kube/$KUBE_VERSION)"
+if claim kube "$KUBE_VERSION" kube-apiserver; then
+  log "kube-apiserver $KUBE_VERSION: already built ($BIN_DIR/kube/$KUBE_VERSION)"
   exit 0
 fi
 
-log "Building kube-apiserver and kubectl $KUBE_VERSION from the module proxy (cold: 4-9 min)"
+log "Building kube-apiserver $KUBE_VERSION from the module proxy (cold: 4-9 min)"
 staging="v0.${KUBE_VERSION#v1.}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/tdc-kube.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
@@ -41,7 +41,6 @@ package kubetools
 
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kubectl"
 )
 GO
 
@@ -56,9 +55,9 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 out="$work/out"
 mkdir -p "$out"
-(cd "$work" && CGO_ENABLED=0 timed "go build kube-apiserver+kubectl" \
+(cd "$work" && CGO_ENABLED=0 timed "go build kube-apiserver" \
   go build -trimpath -ldflags "-s -w $ldflags" -o "$out/" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl) \
+  k8s.io/kubernetes/cmd/kube-apiserver) \
   || die "building kube-apiserver $KUBE_VERSION failed"
 "$out/kube-apiserver" --version | grep -q "$KUBE_VERSION" || die "kube-apiserver does not report $KUBE_VERSION"
 publish kube "$KUBE_VERSION" "$out"

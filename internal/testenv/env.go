@@ -137,7 +137,8 @@ func StartWith(name string, opts Options) (*Env, error) {
 		te.ControlPlane.APIServer.Configure().Set(flag, value)
 	}
 	te.ControlPlane.Etcd = &envtest.Etcd{Path: paths.Etcd}
-	te.ControlPlane.KubectlPath = paths.Kubectl
+	// envtest only writes kubeconfigs for kubectl, and runs none: no
+	// kubectl binary is built (point your own at KubeConfigPath).
 	cfg, err := te.Start()
 	if err != nil {
 		return nil, fmt.Errorf("failed to start control plane %q: %w", name, err)

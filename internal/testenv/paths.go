@@ -62,8 +62,6 @@ type Paths struct {
 	APIServer string
 	// Etcd is the etcd binary.
 	Etcd string
-	// Kubectl is the kubectl binary.
-	Kubectl string
 	// CRDDirs are folders of upstream CRDs (Flux and Cluster API).
 	CRDDirs []string
 	// KubeVersion and EtcdVersion are the pinned versions of the binaries.
@@ -91,7 +89,6 @@ func DefaultPaths() (Paths, error) {
 	}
 	p := Paths{
 		APIServer:   filepath.Join(bin, "kube", v["KUBE_VERSION"], "kube-apiserver"),
-		Kubectl:     filepath.Join(bin, "kube", v["KUBE_VERSION"], "kubectl"),
 		Etcd:        filepath.Join(bin, "etcd", v["ETCD_VERSION"], "etcd"),
 		KubeVersion: v["KUBE_VERSION"],
 		EtcdVersion: v["ETCD_VERSION"],
@@ -102,7 +99,7 @@ func DefaultPaths() (Paths, error) {
 			filepath.Join(bin, "crds", "cluster-api", v["CAPI_VERSION"]),
 		},
 	}
-	for _, f := range append([]string{p.APIServer, p.Etcd, p.Kubectl}, p.CRDDirs...) {
+	for _, f := range append([]string{p.APIServer, p.Etcd}, p.CRDDirs...) {
 		if _, err := os.Stat(f); err != nil {
 			return Paths{}, fmt.Errorf("%w: %s is missing", ErrNotProvisioned, f)
 		}
