@@ -95,6 +95,16 @@ func JudgeUpgrade(f UpgradeFacts) (UpgradeVerdict, error) {
 	return v, err
 }
 
+// UpgradeRefusal reports whether err, the server's answer to a dry-run of
+// one of an upgrade's requests, refuses the change, so that Helm's real
+// request would fail the upgrade: invalid, a bad request, denied by
+// admission or by the identity's rights, or a conflict (a name that is
+// taken). A failure to answer, or anything else, says nothing about the
+// upgrade: the preview fails with it instead of predicting.
+func UpgradeRefusal(err error) bool {
+	return IsRefusal(err) || ClassifyError(err) == ErrorConflict
+}
+
 // changedByServer reports whether the server's dry-run result differs from
 // the live object in anything but what every write changes (managed
 // fields, resourceVersion, generation, status).

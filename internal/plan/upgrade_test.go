@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func TestJudgeUpgrade(t *testing.T) {
@@ -48,4 +50,16 @@ func TestMachinesRolled(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(Machines{Replicas: 3, Owned: 1}.Rolled()).To(Equal(3))
 	g.Expect(Machines{Replicas: 1, Owned: 2}.Rolled()).To(Equal(2), "a surge Machine too")
+}
+
+func TestUpgradeRefusal(t *testing.T) {
+	g := NewWithT(t)
+	gr := schema.GroupResource{Group: "infrastructure.cluster.x-k8s.io", Resource: "metal3datatemplates"}
+	g.Expect(UpgradeRefusal(apierrors.NewInvalid(schema.GroupKind{Kind: "Metal3DataTemplate"}, "t", nil))).To(BeTrue())
+	g.Expect(UpgradeRefusal(apierrors.NewForbidden(gr, "t", errors.New("denied by webhook")))).To(BeTrue())
+	g.Expect(UpgradeRefusal(apierrors.NewBadRequest("bad"))).To(BeTrue())
+	g.Expect(UpgradeRefusal(apierrors.NewAlreadyExists(gr, "t"))).To(BeTrue())
+	g.Expect(UpgradeRefusal(apierrors.NewServiceUnavailable("busy"))).To(BeFalse(), "a failure to answer")
+	g.Expect(UpgradeRefusal(apierrors.NewNotFound(gr, "t"))).To(BeFalse())
+	g.Expect(UpgradeRefusal(errors.New("connection refused"))).To(BeFalse())
 }

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
 // helmFieldManager is the field manager helm-controller applies with.
@@ -105,11 +107,11 @@ func answer(live, after *unstructured.Unstructured, err error) (applied, error) 
 	return applied{live: live, after: after}, nil
 }
 
-// refusal keeps the server's refusal of a change (invalid, forbidden by a
-// webhook, immutable) as the prediction; any other error (the server could
-// not answer) fails the preview.
+// refusal keeps the server's refusal of a change (plan.UpgradeRefusal) as
+// the prediction; any other error (the server could not answer) fails the
+// preview.
 func refusal(live *unstructured.Unstructured, err error) (applied, error) {
-	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+	if plan.UpgradeRefusal(err) {
 		return applied{live: live, refused: err}, nil
 	}
 	return applied{}, err
