@@ -35,7 +35,7 @@ capi-bin: ## Build only the real Cluster API and CAPM3 managers from the Go modu
 	bash hack/build-capi.sh
 
 .PHONY: fuzz
-fuzz: ## Run every native Go fuzz target for FUZZTIME each (default 10m; CI runs 10s), then print executions per target.
+fuzz: ## Run every native Go fuzz target for FUZZTIME each (default 10m; CI does not fuzz, make test runs the seed corpora), then print executions per target.
 	FUZZTIME="$(FUZZTIME)" GO="$(GO)" bash hack/fuzz.sh
 
 .PHONY: test
