@@ -5,44 +5,33 @@
 #   capm3 (github.com/metal3-io/cluster-api-provider-metal3, CAPM3_VERSION): manager
 # Each is cached by version like the other tools; a cached one is not rebuilt.
 #
-# Neither can be `go install`ed: both go.mod files replace their /api
-# sub-module with ./api, which the module zip does not hold. The module source
-# is copied into a writable folder and the replace is pointed at the published
-# /api module of the same version. The Metal3 modules are unknown to the
-# checksum database (GONOSUMDB); go.sum of the copy still pins every hash.
+# The Cluster API managers come from the shared module (hack/shared-module.sh),
+# with the Flux controllers and CLI, so that they compile the Kubernetes
+# libraries once between them. CAPM3 is built from its own go.mod: neither it
+# nor Cluster API can be `go install`ed, as their go.mod replaces the /api
+# sub-module with ./api, which the module zip does not hold, so the module
+# source is copied into a writable folder and the replace is pointed at the
+# published /api module of the same version. The Metal3 modules are unknown to
+# the checksum database (GONOSUMDB); go.sum of the copy still pins every hash.
 #
 # Part of `make testbin`: internal/testenv runs these managers with their
-# webhooks (testenv.Options.Managers). The cold build takes several minutes
-# per module: three separate k8s.io/controller-runtime dependency sets.
+# webhooks (testenv.Options.Managers).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/shared-module.sh"
 
 export GOWORK=off GOFLAGS= CGO_ENABLED=0
 work="$(mktemp -d "${TMPDIR:-/tmp}/tdc-capi.XXXXXX")"
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 
-# writable_copy MODULE VERSION DIR : copy MODULE@VERSION's source into DIR and
+# api_copy MODULE VERSION DIR : copy MODULE@VERSION's source into DIR and
 # point its ./api replace at the published MODULE/api@VERSION.
-writable_copy() {
-  local module=$1 version=$2 dir=$3 src
-  src="$(cd "$work" && go mod download -json "$module@$version" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')"
-  [[ -d $src ]] || die "cannot download $module@$version"
-  cp -r "$src" "$dir" && chmod -R u+w "$dir"
+api_copy() {
+  local module=$1 version=$2 dir=$3
+  writable_copy "$module" "$version" "$dir"
   grep -qE "^replace $module/api => \./api" "$dir/go.mod" \
     || log "note: $module@$version no longer replaces $module/api with ./api"
   (cd "$dir" && go mod edit -replace "$module/api=$module/api@$version" && go mod download "$module/api") \
     || die "cannot point $module/api at $version"
-}
-
-# bind_webhooks_from_env FILE : make the manager's webhook server bind to
-# $TDC_WEBHOOK_HOST. No manager has a flag for the bind address, and
-# controller-runtime listens on every interface by default; the tests set it
-# to 127.0.0.1 (unset, the upstream behaviour is unchanged). Exactly one
-# webhook.Options literal must be patched, or the build stops.
-bind_webhooks_from_env() {
-  local file=$1
-  perl -0pi -e 's/(webhook\.Options\{\s*?\n(\s*))Port:(\s*)webhookPort,/$1Host: os.Getenv("TDC_WEBHOOK_HOST"),\n$2Port:$3webhookPort,/g' "$file"
-  [[ $(grep -c 'Host: os.Getenv("TDC_WEBHOOK_HOST")' "$file") == 1 ]] \
-    || die "cannot patch the webhook bind address into $file"
 }
 
 build_capi() {
@@ -52,17 +41,14 @@ build_capi() {
     return 0
   fi
   log "Building the Cluster API $version managers from the module proxy (cold: 10-15 min)"
-  local dir="$work/cluster-api" out="$work/capi-out" minor
-  writable_copy sigs.k8s.io/cluster-api "$CAPI_VERSION" "$dir"
-  mkdir -p "$out"
+  local dir="$work/shared" out="$work/capi-out" minor
+  shared_module "$dir"
   minor="$(cut -d. -f2 <<<"$CAPI_VERSION")"
   local ld="-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$CAPI_VERSION -X sigs.k8s.io/cluster-api/version.gitMajor=1 -X sigs.k8s.io/cluster-api/version.gitMinor=$minor"
   local pkg name
   for pkg in core bootstrap/kubeadm controlplane/kubeadm; do
-    bind_webhooks_from_env "$dir/$pkg/main.go"
     name="${pkg//\//-}"
-    (cd "$dir" && timed "go build capi $name" go build -trimpath -ldflags "$ld" -o "$out/$name" "./$pkg") \
-      || die "building Cluster API $pkg $version failed"
+    shared_build "$dir" "$name" "$out" "$ld" "sigs.k8s.io/cluster-api/$pkg"
     "$out/$name" --help 2>&1 | grep -q -- '--webhook-port' || die "capi $name --help lacks --webhook-port"
   done
   publish capi "$version" "$out"
@@ -78,7 +64,7 @@ build_capm3() {
   log "Building the CAPM3 $version manager from the module proxy (cold: 5-10 min)"
   local dir="$work/capm3" out="$work/capm3-out"
   (export GONOSUMDB=github.com/metal3-io; unset GOPRIVATE
-   writable_copy "$module" "$CAPM3_VERSION" "$dir"
+   api_copy "$module" "$CAPM3_VERSION" "$dir"
    bind_webhooks_from_env "$dir/main.go"
    mkdir -p "$out"
    cd "$dir" && timed "go build capm3 manager" go build -trimpath -ldflags "-s -w" -o "$out/manager" .) \
