@@ -211,6 +211,8 @@ monitoring-test: ## Build promtool (cached); check the alerts and the dashboard'
 # checksums of every file under config/ and charts/ (tracked or not) before
 # and after `make manifests`, so it flags stale generated files whether or
 # not they are committed yet.
+# VERIFY_CHART_TEST empty leaves out the chart tests (CI: `make test` ran them).
+VERIFY_CHART_TEST ?= 1
 .PHONY: verify
 verify: ## Fail if `go mod tidy` would change go.mod/go.sum or `make manifests` changes config/ or charts/, then run the chart tests.
 	@for dir in . hack/image; do \
@@ -230,7 +232,7 @@ verify: ## Fail if `go mod tidy` would change go.mod/go.sum or `make manifests` 
 	  exit 1; \
 	fi; \
 	echo "verify: generated files are up to date"
-	$(MAKE) --no-print-directory chart-test
+	$(if $(VERIFY_CHART_TEST),$(MAKE) --no-print-directory chart-test,@echo "verify: chart tests left out (VERIFY_CHART_TEST is empty)")
 
 .PHONY: e2e-bin
 e2e-bin: testbin ## Build the Flux controllers and CLI (cached) and the add-on binary for the e2e suite.

@@ -21,6 +21,7 @@ var goldenCases = []struct {
 	{name: "default"},
 	{name: "extended", values: "values-extended.yaml"},
 	{name: "monitoring", values: "values-monitoring.yaml"},
+	{name: "preview", values: "values-preview.yaml"},
 }
 
 // TestGolden compares the rendered chart with testdata/<name>.golden; run

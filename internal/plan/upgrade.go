@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"regexp"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -98,11 +99,25 @@ func JudgeUpgrade(f UpgradeFacts) (UpgradeVerdict, error) {
 // UpgradeRefusal reports whether err, the server's answer to a dry-run of
 // one of an upgrade's requests, refuses the change, so that Helm's real
 // request would fail the upgrade: invalid, a bad request, denied by
-// admission or by the identity's rights, or a conflict (a name that is
-// taken). A failure to answer, or anything else, says nothing about the
-// upgrade: the preview fails with it instead of predicting.
+// admission, or a conflict (a name that is taken). A denial of the
+// previewing identity's own rights (AccessDenied) says nothing about
+// helm-controller's, nor does a failure to answer: the preview fails with
+// those instead of predicting.
 func UpgradeRefusal(err error) bool {
-	return IsRefusal(err) || ClassifyError(err) == ErrorConflict
+	return (IsRefusal(err) && !AccessDenied(err)) || ClassifyError(err) == ErrorConflict
+}
+
+// authorizerDenial is how kube-apiserver words a request that authorization
+// (RBAC, or any other authorizer) denied: `User "u" cannot delete resource
+// "r" in API group "g"...`. Admission denials are also 403 Forbidden, but
+// name the webhook or policy instead.
+var authorizerDenial = regexp.MustCompile(`User "[^"]*" cannot \S+ (resource|path) "`)
+
+// AccessDenied reports whether err is the API server's authorizer denying
+// the identity the request's verb, rather than admission refusing the
+// object.
+func AccessDenied(err error) bool {
+	return ClassifyError(err) == ErrorForbidden && authorizerDenial.MatchString(err.Error())
 }
 
 // changedByServer reports whether the server's dry-run result differs from

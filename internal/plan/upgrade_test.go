@@ -56,7 +56,12 @@ func TestUpgradeRefusal(t *testing.T) {
 	g := NewWithT(t)
 	gr := schema.GroupResource{Group: "infrastructure.cluster.x-k8s.io", Resource: "metal3datatemplates"}
 	g.Expect(UpgradeRefusal(apierrors.NewInvalid(schema.GroupKind{Kind: "Metal3DataTemplate"}, "t", nil))).To(BeTrue())
-	g.Expect(UpgradeRefusal(apierrors.NewForbidden(gr, "t", errors.New("denied by webhook")))).To(BeTrue())
+	g.Expect(UpgradeRefusal(apierrors.NewForbidden(gr, "t", errors.New(`admission webhook "validation.metal3datatemplate.infrastructure.cluster.x-k8s.io" denied the request`)))).To(BeTrue())
+	rbac := apierrors.NewForbidden(gr, "t", errors.New(`User "ci" cannot delete resource "metal3datatemplates" in API group "infrastructure.cluster.x-k8s.io" in the namespace "fleet"`))
+	g.Expect(UpgradeRefusal(rbac)).To(BeFalse(), "the previewer's own rights say nothing of helm-controller's")
+	g.Expect(AccessDenied(rbac)).To(BeTrue())
+	g.Expect(AccessDenied(apierrors.NewForbidden(gr, "t", errors.New("denied by webhook")))).To(BeFalse())
+	g.Expect(AccessDenied(apierrors.NewInvalid(schema.GroupKind{Kind: "Metal3DataTemplate"}, "t", nil))).To(BeFalse())
 	g.Expect(UpgradeRefusal(apierrors.NewBadRequest("bad"))).To(BeTrue())
 	g.Expect(UpgradeRefusal(apierrors.NewAlreadyExists(gr, "t"))).To(BeTrue())
 	g.Expect(UpgradeRefusal(apierrors.NewServiceUnavailable("busy"))).To(BeFalse(), "a failure to answer")

@@ -108,11 +108,14 @@ func answer(live, after *unstructured.Unstructured, err error) (applied, error) 
 }
 
 // refusal keeps the server's refusal of a change (plan.UpgradeRefusal) as
-// the prediction; any other error (the server could not answer) fails the
-// preview.
+// the prediction; any other error (the server could not answer, or the
+// previewing identity may not ask) fails the preview.
 func refusal(live *unstructured.Unstructured, err error) (applied, error) {
-	if plan.UpgradeRefusal(err) {
+	switch {
+	case plan.UpgradeRefusal(err):
 		return applied{live: live, refused: err}, nil
+	case plan.AccessDenied(err):
+		return applied{}, fmt.Errorf("the preview's identity may not ask this dry-run (a dry-run needs the write's verb; the chart's optional preview ClusterRole has them): %w", err)
 	}
 	return applied{}, err
 }
