@@ -98,7 +98,9 @@ unit: ## Run the unit tests that need no control plane (UNIT_PKGS; no testbin), 
 VERSION ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' charts/template-drift-controller/Chart.yaml)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)$(if $(shell git status --porcelain 2>/dev/null),-dirty)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
-# Evaluated once here, not at every use.
+# Evaluated once here, not at every use (image-check passes them to its
+# second build: the tests beside it may leave files that would make the
+# tree look dirty).
 VERSION := $(VERSION)
 COMMIT := $(COMMIT)
 SOURCE_DATE_EPOCH := $(SOURCE_DATE_EPOCH)
@@ -162,7 +164,7 @@ image: image-tool ## Build the controller image for IMAGE_PLATFORMS without a da
 
 .PHONY: image-check
 image-check: image ## Build the image a second time and check it: platforms, user 65532, entrypoint, labels, CA bundle, --version of the host's binary, same digest.
-	$(MAKE) --no-print-directory image IMAGE_DIR=$(IMAGE_DIR)-rebuild
+	$(MAKE) --no-print-directory image IMAGE_DIR=$(IMAGE_DIR)-rebuild COMMIT=$(COMMIT) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH)
 	$(IMAGE_TOOL) check --layout $(IMAGE_DIR)/layout --same-as $(IMAGE_DIR)-rebuild/layout \
 	  --platforms "$(IMAGE_PLATFORMS)" --version $(VERSION) --revision $(COMMIT)
 	cd hack/image && $(GO) test -count=1 ./...
