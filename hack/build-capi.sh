@@ -49,7 +49,7 @@ build_capi() {
   for pkg in core bootstrap/kubeadm controlplane/kubeadm; do
     name="${pkg//\//-}"
     shared_build "$dir" "$name" "$out" "$ld" "sigs.k8s.io/cluster-api/$pkg"
-    "$out/$name" --help 2>&1 | grep -q -- '--webhook-port' || die "capi $name --help lacks --webhook-port"
+    prints --webhook-port "$out/$name" --help || die "capi $name --help lacks --webhook-port"
   done
   publish capi "$version" "$out"
   log "Cluster API $version managers ready in $BIN_DIR/capi/$version"
@@ -69,7 +69,7 @@ build_capm3() {
    mkdir -p "$out"
    cd "$dir" && timed "go build capm3 manager" go build -trimpath -ldflags "-s -w" -o "$out/manager" .) \
     || die "building CAPM3 $version failed"
-  "$out/manager" --help 2>&1 | grep -q -- '--webhook-port' || die "capm3 manager --help lacks --webhook-port"
+  prints --webhook-port "$out/manager" --help || die "capm3 manager --help lacks --webhook-port"
   publish capm3 "$version" "$out"
   log "CAPM3 $version manager ready in $BIN_DIR/capm3/$version"
 }

@@ -38,6 +38,6 @@ mkdir -p "$out"
 (cd "$work" && CGO_ENABLED=0 timed "go build etcd" go build -trimpath \
   -ldflags "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=module-$ETCD_VERSION" -o "$out/etcd" .) \
   || die "building etcd $ETCD_VERSION failed"
-"$out/etcd" --version | grep -q "${ETCD_VERSION#v}" || die "etcd does not report ${ETCD_VERSION#v}"
+prints "${ETCD_VERSION#v}" "$out/etcd" --version || die "etcd does not report ${ETCD_VERSION#v}"
 publish etcd "$ETCD_VERSION" "$out"
-log "etcd $("$BIN_DIR/etcd/$ETCD_VERSION/etcd" --version | head -1) ready in $BIN_DIR/etcd/$ETCD_VERSION"
+log "etcd $("$BIN_DIR/etcd/$ETCD_VERSION/etcd" --version 2>&1 | sed -n 1p) ready in $BIN_DIR/etcd/$ETCD_VERSION"

@@ -59,6 +59,6 @@ mkdir -p "$out"
   go build -trimpath -ldflags "-s -w $ldflags" -o "$out/" \
   k8s.io/kubernetes/cmd/kube-apiserver) \
   || die "building kube-apiserver $KUBE_VERSION failed"
-"$out/kube-apiserver" --version | grep -q "$KUBE_VERSION" || die "kube-apiserver does not report $KUBE_VERSION"
+prints "$KUBE_VERSION" "$out/kube-apiserver" --version || die "kube-apiserver does not report $KUBE_VERSION"
 publish kube "$KUBE_VERSION" "$out"
 log "kube-apiserver $("$BIN_DIR/kube/$KUBE_VERSION/kube-apiserver" --version) ready in $BIN_DIR/kube/$KUBE_VERSION"

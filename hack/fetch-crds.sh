@@ -5,6 +5,15 @@
 # from one fixed place, at the versions hack/versions.env pins.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+# One copier at a time: CI's background builds (hack/prebuild.sh) and a step
+# may both run this, and two copies into one provider folder collide (one
+# removes the folder the other is writing into).
+if command -v flock >/dev/null; then
+  mkdir -p "$TDC_CACHE_DIR/locks"
+  exec {crds_lock}>"$TDC_CACHE_DIR/locks/fetch-crds.lock"
+  flock "$crds_lock"
+fi
+
 fetch() { # NAME MODULE VERSION FILE...
   local name=$1 module=$2 version=$3; shift 3
   local dst="$BIN_DIR/crds/$name/$version" f missing=0

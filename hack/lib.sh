@@ -74,6 +74,17 @@ publish() {
   release_claim
 }
 
+# prints TEXT CMD... : run CMD and report whether its output (stdout and
+# stderr) contains TEXT. The output is read whole first: `CMD | grep -q`
+# under pipefail fails when grep stops reading at the first match and CMD
+# then dies of SIGPIPE while it still writes (etcd --version did, on a
+# loaded machine).
+prints() {
+  local text=$1 out; shift
+  out="$("$@" 2>&1)" || true
+  grep -qF -- "$text" <<<"$out"
+}
+
 # timed NAME CMD... : run CMD and log how long it took, in wall time and in
 # CPU time (user and system, its child processes included): the CPU is the
 # build's cost, whatever else shares the machine.
