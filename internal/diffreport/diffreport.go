@@ -95,25 +95,7 @@ func NewDiffReport(hr string, res *pipeline.Result) DiffReport {
 		return d
 	}
 	for _, t := range res.Templates {
-		dt := DiffTemplate{Kind: t.ID.Kind, Name: t.ID.Name, State: string(t.Outcome), Strategy: string(t.Strategy),
-			Replacement: t.RenameTo(), RollsMachines: t.RollsMachines}
-		switch t.Outcome {
-		case plan.OutcomeSkipped:
-			dt.Skipped = t.Message
-		case plan.OutcomeFailed:
-			dt.Failed = t.Message
-		case plan.OutcomeBlocked:
-			dt.Blocked = t.Message
-		case plan.OutcomeConflict:
-			dt.Conflict = t.Message
-		}
-		for _, h := range t.HeldBy() {
-			dt.HeldBy = append(dt.HeldBy, h.Kind+" "+h.Namespace+"/"+h.Name)
-		}
-		for _, c := range t.Changes {
-			dt.Changes = append(dt.Changes, DiffChange{Path: c.Path, Op: string(c.Op), Before: c.Before, After: c.After})
-		}
-		d.Templates = append(d.Templates, dt)
+		d.Templates = append(d.Templates, TemplateOf(t))
 	}
 	for _, c := range res.Consumers {
 		if len(c.Changes) == 0 {
@@ -132,6 +114,29 @@ func NewDiffReport(hr string, res *pipeline.Result) DiffReport {
 		d.Prune = append(d.Prune, o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName())
 	}
 	return d
+}
+
+// TemplateOf is the report of one template's plan.
+func TemplateOf(t plan.TemplatePlan) DiffTemplate {
+	dt := DiffTemplate{Kind: t.ID.Kind, Name: t.ID.Name, State: string(t.Outcome), Strategy: string(t.Strategy),
+		Replacement: t.RenameTo(), RollsMachines: t.RollsMachines}
+	switch t.Outcome {
+	case plan.OutcomeSkipped:
+		dt.Skipped = t.Message
+	case plan.OutcomeFailed:
+		dt.Failed = t.Message
+	case plan.OutcomeBlocked:
+		dt.Blocked = t.Message
+	case plan.OutcomeConflict:
+		dt.Conflict = t.Message
+	}
+	for _, h := range t.HeldBy() {
+		dt.HeldBy = append(dt.HeldBy, h.Kind+" "+h.Namespace+"/"+h.Name)
+	}
+	for _, c := range t.Changes {
+		dt.Changes = append(dt.Changes, DiffChange{Path: c.Path, Op: string(c.Op), Before: c.Before, After: c.After})
+	}
+	return dt
 }
 
 // ExitCode is 0 in sync, 1 when drift is found, 2 when the pass could not
@@ -181,7 +186,7 @@ func (d DiffReport) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  %s/%s: in sync\n", t.Kind, t.Name)
 		default:
 			drifted++
-			fmt.Fprintf(&b, "  %s/%s: %s\n", t.Kind, t.Name, action(t))
+			fmt.Fprintf(&b, "  %s/%s: %s\n", t.Kind, t.Name, Action(t))
 			for _, c := range t.Changes {
 				fmt.Fprintf(&b, "      %s: %s → %s\n", c.Path, value(c.Before, 200), value(c.After, 200))
 			}
@@ -223,7 +228,10 @@ func (d DiffReport) WriteTable(w io.Writer) error {
 	return tw.Flush()
 }
 
-func action(t DiffTemplate) string {
+// Action says what a pass does with a template that differs (its state
+// Differs), in the words of the diff command's table: "drifted, would
+// InPlace (rolls machines: no)", "drifted, cannot be corrected: …".
+func Action(t DiffTemplate) string {
 	switch {
 	case t.Failed != "":
 		return "drifted, cannot be corrected: " + t.Failed

@@ -137,3 +137,47 @@ func changedByServer(live, after *unstructured.Unstructured) bool {
 // Rolled is how many Machines a rollout replaces: the Machines that exist
 // for the consumer, or its replicas when more are wanted than exist.
 func (m Machines) Rolled() int { return max(m.Owned, int(m.Replicas)) }
+
+// DriftFate is what a Helm upgrade does to a template's drift, as the
+// add-on's passes before and after it see the template.
+type DriftFate string
+
+// The fates of a template's drift.
+const (
+	// DriftNone: in sync before the upgrade and after it.
+	DriftNone DriftFate = "none"
+	// DriftHealed: drifted now; the upgrade writes the manifest over it.
+	DriftHealed DriftFate = "healed"
+	// DriftStays: drifted now and after the upgrade (a client-side-apply
+	// upgrade patches only what the manifest changes), or the upgrade fails.
+	DriftStays DriftFate = "stays"
+	// DriftAppears: in sync now, drifted after the upgrade.
+	DriftAppears DriftFate = "appears"
+	// DriftFailsUpgrade: the server refuses the upgrade's change to the
+	// template, so the upgrade fails on it.
+	DriftFailsUpgrade DriftFate = "failsUpgrade"
+)
+
+// FateOfDrift says what an upgrade does to a template's drift, from the
+// outcome of a read-only pass now (today) and of one over the world as the
+// upgrade would leave it (after; ignored when the upgrade fails, since
+// nothing can be said of a world that does not come to be). refused: the
+// server refuses the upgrade's change to this template; fails: the
+// upgrade fails, on this object or another.
+func FateOfDrift(today, after Outcome, refused, fails bool) DriftFate {
+	switch {
+	case refused:
+		return DriftFailsUpgrade
+	case fails && today.Differs():
+		return DriftStays
+	case fails:
+		return DriftNone
+	case today.Differs() && after.Differs():
+		return DriftStays
+	case today.Differs():
+		return DriftHealed
+	case after.Differs():
+		return DriftAppears
+	}
+	return DriftNone
+}

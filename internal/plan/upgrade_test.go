@@ -68,3 +68,28 @@ func TestUpgradeRefusal(t *testing.T) {
 	g.Expect(UpgradeRefusal(apierrors.NewNotFound(gr, "t"))).To(BeFalse())
 	g.Expect(UpgradeRefusal(errors.New("connection refused"))).To(BeFalse())
 }
+
+func TestFateOfDrift(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		today, after  Outcome
+		refused, fail bool
+		want          DriftFate
+	}{
+		{"in sync before and after", OutcomeInSync, OutcomeInSync, false, false, DriftNone},
+		{"corrected by the add-on, in sync after", OutcomeCorrected, OutcomeInSync, false, false, DriftNone},
+		{"the upgrade writes over the drift", OutcomeDrifted, OutcomeInSync, false, false, DriftHealed},
+		{"a client-side-apply upgrade leaves it", OutcomeDrifted, OutcomeDrifted, false, false, DriftStays},
+		{"blocked now, still blocked", OutcomeBlocked, OutcomeBlocked, false, false, DriftStays},
+		{"in sync now, drifted after", OutcomeInSync, OutcomeDrifted, false, false, DriftAppears},
+		{"refused: the upgrade fails on it", OutcomeDrifted, "", true, true, DriftFailsUpgrade},
+		{"refused although in sync now", OutcomeInSync, "", true, true, DriftFailsUpgrade},
+		{"the upgrade fails elsewhere: the drift stays", OutcomeDrifted, "", false, true, DriftStays},
+		{"the upgrade fails elsewhere: in sync stays in sync", OutcomeInSync, "", false, true, DriftNone},
+		{"a failed upgrade ignores the after pass", OutcomeInSync, OutcomeDrifted, false, true, DriftNone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			NewWithT(t).Expect(FateOfDrift(tc.today, tc.after, tc.refused, tc.fail)).To(Equal(tc.want))
+		})
+	}
+}

@@ -82,6 +82,8 @@ func Run(ctx context.Context, req Request) (Report, error) {
 		old[manifest.IDOf(o)] = o
 	}
 	machines := map[string][]unstructured.Unstructured{}
+	// after is the world the upgrade leaves, for the add-on's pass over it.
+	after := map[manifest.ID]*unstructured.Unstructured{}
 	for _, o := range newObjs {
 		id := manifest.IDOf(o)
 		a, err := dryRunUpdate(ctx, req.Target, old[id], o, next.ApplyMethod == "ssa")
@@ -89,6 +91,9 @@ func Run(ctx context.Context, req Request) (Report, error) {
 			return rep, err
 		}
 		delete(old, id)
+		if a.refused == nil {
+			after[id] = a.after
+		}
 		obj, err := req.predict(ctx, o, a, machines)
 		if err != nil {
 			return rep, err
@@ -110,7 +115,13 @@ func Run(ctx context.Context, req Request) (Report, error) {
 		if err != nil {
 			return rep, err
 		}
-		rep.Objects = append(rep.Objects, objectOf(o, v, a.refused))
+		if a.refused == nil {
+			after[manifest.IDOf(o)] = nil
+		}
+		rep.Objects = append(rep.Objects, req.objectOf(o, v, a.refused))
+	}
+	if err := req.foresee(ctx, &rep, next, after); err != nil {
+		return rep, err
 	}
 	return rep, nil
 }
@@ -143,7 +154,7 @@ func (req Request) predict(ctx context.Context, o *unstructured.Unstructured, a 
 	if err != nil {
 		return Object{}, err
 	}
-	obj := objectOf(o, v, a.refused)
+	obj := req.objectOf(o, v, a.refused)
 	if v.Rollout.Rolls {
 		list, err := req.machinesOf(ctx, o.GetNamespace(), machines)
 		if err != nil {
@@ -168,9 +179,10 @@ func (req Request) machinesOf(ctx context.Context, namespace string, cache map[s
 	return l.Items, nil
 }
 
-func objectOf(o *unstructured.Unstructured, v plan.UpgradeVerdict, refusal error) Object {
+func (req Request) objectOf(o *unstructured.Unstructured, v plan.UpgradeVerdict, refusal error) Object {
 	obj := Object{Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Change: string(v.Change), Fails: v.Fails,
-		Rolls: v.Rollout.Rolls, Reasons: v.Rollout.Reasons, Note: v.Note}
+		Rolls: v.Rollout.Rolls, Reasons: v.Rollout.Reasons, Note: v.Note,
+		id: manifest.IDOf(o), template: req.Kinds.Match(o.GroupVersionKind().GroupKind())}
 	if refusal != nil {
 		obj.Message = refusal.Error()
 	}

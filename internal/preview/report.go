@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
@@ -31,6 +32,14 @@ type Report struct {
 	// Objects are the objects the new manifest renders, then those it
 	// drops, in the manifest's order.
 	Objects []Object `json:"objects"`
+	// AddonMode is the HelmRelease's mode for the add-on (enabled, warn
+	// or disabled): with enabled, it makes the corrections the templates'
+	// drift.addon says; otherwise it only reports them, or nothing.
+	AddonMode string `json:"addonMode"`
+	// Addon is why the add-on's pass would not look at the templates (a
+	// TemplatesInSync reason and message: the Cluster is paused, Helm is
+	// in flight, …); empty when it would.
+	Addon string `json:"addon,omitempty"`
 }
 
 // Object is what the upgrade does to one object.
@@ -51,6 +60,20 @@ type Object struct {
 	Reasons  []string `json:"reasons,omitempty"`
 	// Note says what the change means otherwise.
 	Note string `json:"note,omitempty"`
+	// Drift is, for a template, what the add-on sees of it now and after
+	// the upgrade, and what it then does; nil for other kinds and for
+	// objects the upgrade deletes.
+	Drift *Drift `json:"drift,omitempty"`
+
+	id       manifest.ID
+	template bool
+}
+
+// shown reports whether the object has a row in the text and markdown
+// tables: the upgrade changes it, or it differs from the manifest now or
+// after the upgrade.
+func (o Object) shown() bool {
+	return o.Change != ChangeNone || (o.Drift != nil && o.Drift.Fate != string(plan.DriftNone))
 }
 
 // Fails reports whether the upgrade would fail.
@@ -170,7 +193,7 @@ func WriteText(w io.Writer, reports []Report) error {
 		tw := tabwriter.NewWriter(&b, 0, 4, 3, ' ', 0)
 		fmt.Fprintln(tw, "OBJECT\tCHANGE\tAFTER THE UPGRADE\tROLLS\tNOTE")
 		for _, o := range r.Objects {
-			if o.Change == ChangeNone {
+			if !o.shown() {
 				continue
 			}
 			fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%s\n", o.Kind, o.Name, o.Change, after(o), rolls(o), note(o))
@@ -180,6 +203,9 @@ func WriteText(w io.Writer, reports []Report) error {
 		}
 		if r.Changes() == 0 {
 			fmt.Fprintln(&b, "nothing changes")
+		}
+		if l := addonLine(r); l != "" {
+			fmt.Fprintln(&b, l)
 		}
 		fmt.Fprintln(&b)
 	}
@@ -199,13 +225,19 @@ func WriteMarkdown(w io.Writer, reports []Report) error {
 	fmt.Fprintf(&b, "**%s**\n\n", Summary(reports))
 	for _, r := range reports {
 		fmt.Fprintf(&b, "### HelmRelease `%s` (chart `%s`, %s)\n\n", r.HelmRelease, r.Chart, r.ApplyMethod)
-		if r.Changes() == 0 {
+		if l := addonLine(r); l != "" {
+			fmt.Fprintf(&b, "%s\n\n", l)
+		}
+		if !anyShown(r) {
 			b.WriteString("Nothing changes.\n\n")
 			continue
 		}
+		if r.Changes() == 0 {
+			b.WriteString("Nothing changes; the templates' drift:\n\n")
+		}
 		b.WriteString("| object | change | after the upgrade | rolls | note |\n|---|---|---|---|---|\n")
 		for _, o := range r.Objects {
-			if o.Change == ChangeNone {
+			if !o.shown() {
 				continue
 			}
 			fmt.Fprintf(&b, "| `%s/%s` | %s | %s | %s | %s |\n", o.Kind, o.Name, o.Change, cell(after(o)), rolls(o), cell(note(o)))
@@ -217,15 +249,66 @@ func WriteMarkdown(w io.Writer, reports []Report) error {
 }
 
 func after(o Object) string {
+	var s string
 	switch {
 	case o.Fails:
-		return "the upgrade fails"
+		s = "the upgrade fails"
 	case o.Change == ChangeDelete:
-		return "deleted"
+		s = "deleted"
 	case o.Change == ChangeCreate:
-		return "created"
+		s = "created"
+	case o.Change == ChangeNone:
+		s = "unchanged"
+	default:
+		s = "updated"
 	}
-	return "updated"
+	if o.Drift == nil {
+		return s
+	}
+	switch plan.DriftFate(o.Drift.Fate) {
+	case plan.DriftHealed:
+		s += ", its drift healed"
+	case plan.DriftStays:
+		s += ", still drifted"
+	case plan.DriftAppears:
+		s += ", drifted"
+	}
+	if o.Drift.Addon != "" {
+		s += "; then the add-on: " + strings.TrimPrefix(o.Drift.Addon, "drifted, ")
+	}
+	return s
+}
+
+// addonLine says, under a release's table, how the add-on stands to it:
+// why its pass would not look at the templates, or that it only reports.
+func addonLine(r Report) string {
+	switch {
+	case r.Addon != "":
+		return "the add-on would not look at the templates: " + r.Addon
+	case r.AddonMode == string(plan.ModeWarn) && anyAddon(r):
+		return "the add-on's mode is warn here: it reports the drift and corrects nothing"
+	case r.AddonMode == string(plan.ModeDisabled) && anyAddon(r):
+		return "the add-on is not enabled for this HelmRelease: it neither reports nor corrects the drift"
+	}
+	return ""
+}
+
+func anyAddon(r Report) bool {
+	for _, o := range r.Objects {
+		if o.Drift != nil && o.Drift.Addon != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func anyShown(r Report) bool {
+	for _, o := range r.Objects {
+		if o.shown() {
+			return true
+		}
+	}
+	return false
 }
 
 func rolls(o Object) string {

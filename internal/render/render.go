@@ -57,11 +57,10 @@ func Render(ctx context.Context, req Request) (*helmv1.Release, error) {
 		return nil, fmt.Errorf("chart %s carries CustomResourceDefinitions (crds/), which helm-controller applies apart from the upgrade: "+
 			"their changes cannot be rendered (set spec.upgrade.crds to Skip to render the rest)", req.Chart.Name())
 	}
-	cfg, err := configuration(req.Target, hr.GetReleaseNamespace(), hr.GetStorageNamespace())
+	up, err := Action(req)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("failed to render the upgrade of release %s/%s: %w", hr.GetStorageNamespace(), release.Name(hr), err)
 	}
-	up := upgrade(cfg, hr)
 	rel, err := up.RunWithContext(ctx, release.Name(hr), req.Chart, req.Values)
 	if err != nil {
 		return nil, fmt.Errorf("failed to render the upgrade of release %s/%s: %w", hr.GetStorageNamespace(), release.Name(hr), err)
@@ -71,6 +70,36 @@ func Render(ctx context.Context, req Request) (*helmv1.Release, error) {
 		return nil, fmt.Errorf("release %s: only Helm's v1 releases (chart API v2) are supported", release.Name(hr))
 	}
 	return typed, nil
+}
+
+// Action is Helm's upgrade action for req's release as helm-controller
+// v1.6 configures it, in Helm's server dry-run mode: what Render runs.
+// Tests that play helm-controller's real upgrade run it with
+// DryRunStrategy set to action.DryRunNone.
+func Action(req Request) (*action.Upgrade, error) {
+	hr := req.HelmRelease
+	cfg, err := configuration(req.Target, hr.GetReleaseNamespace(), hr.GetStorageNamespace())
+	if err != nil {
+		return nil, err
+	}
+	up := upgrade(cfg, hr)
+	if up.ServerSideApply == "auto" {
+		// helm-controller resolves "auto" itself, as Helm would (the last
+		// release's apply method), so that it can force conflicts under
+		// server-side apply, which Helm does not.
+		last, err := cfg.Releases.Last(release.Name(hr))
+		if err != nil {
+			return nil, fmt.Errorf("failed to read the last release (an upgrade needs one): %w", err)
+		}
+		typed, ok := last.(*helmv1.Release)
+		if !ok {
+			return nil, fmt.Errorf("release %s: only Helm's v1 releases (chart API v2) are supported", release.Name(hr))
+		}
+		up.ServerSideApply = fmt.Sprint(typed.ApplyMethod == "ssa")
+	}
+	up.ForceConflicts = up.ServerSideApply == "true"
+	up.ForceReplace = hr.GetUpgrade().Force && !up.ForceConflicts
+	return up, nil
 }
 
 // configuration is Helm's action configuration for a release in

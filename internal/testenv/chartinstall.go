@@ -7,7 +7,9 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/kube"
 	"helm.sh/helm/v4/pkg/release/common"
 	helmv1 "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage"
@@ -21,6 +23,9 @@ import (
 // ClusterChartDir is the e2e suite's cluster chart, below the repository
 // root: the fixture chart with real templates, values and name hashes.
 var ClusterChartDir = filepath.Join("e2e", "testdata", "charts", "cluster")
+
+// ClusterChartImageURL is the cluster chart's default imageURL value.
+const ClusterChartImageURL = "http://192.168.100.2/images/ubuntu.qcow2"
 
 // InstallClusterChart installs the e2e cluster chart with its default
 // values in namespace as helm-controller leaves an install: the HelmRelease
@@ -69,5 +74,43 @@ func InstallClusterChart(ctx context.Context, e *Env, namespace, applyMethod str
 	if err := e.Client.Create(ctx, hr); err != nil {
 		return nil, fmt.Errorf("failed to create HelmRelease %s/cluster: %w", namespace, err)
 	}
+	if err := RecordRelease(ctx, e.Client, hr, rel); err != nil {
+		return nil, fmt.Errorf("failed to record release 1 in HelmRelease %s/cluster: %w", namespace, err)
+	}
 	return hr, nil
+}
+
+// UpgradeClusterChart runs the upgrade helm-controller would run for hr, the
+// HelmRelease InstallClusterChart made with values as its spec.values: Helm's
+// own upgrade action, configured as helm-controller configures it
+// (render.Action), for real. It returns Helm's error when the upgrade
+// fails (the release is then stored as failed, as helm-controller leaves
+// it), and records the new release in hr's history when it passes. Tests
+// only: it writes a Helm release Secret.
+func UpgradeClusterChart(ctx context.Context, e *Env, hr *helmv2.HelmRelease, values map[string]any) error {
+	root, err := RepoRoot()
+	if err != nil {
+		return err
+	}
+	chart, err := loader.Load(filepath.Join(root, ClusterChartDir))
+	if err != nil {
+		return fmt.Errorf("failed to load the cluster chart: %w", err)
+	}
+	up, err := render.Action(render.Request{HelmRelease: hr, Chart: chart, Values: values, Target: e.Config})
+	if err != nil {
+		return err
+	}
+	up.DryRunStrategy = action.DryRunNone
+	// As helm-controller with spec.upgrade.disableWait: nothing here makes
+	// the Cluster API objects ready.
+	up.WaitStrategy = kube.HookOnlyStrategy
+	rel, err := up.RunWithContext(ctx, hr.Spec.ReleaseName, chart, values)
+	if err != nil {
+		return err
+	}
+	typed, ok := rel.(*helmv1.Release)
+	if !ok {
+		return fmt.Errorf("release %s: not a Helm v1 release", hr.Spec.ReleaseName)
+	}
+	return RecordRelease(ctx, e.Client, hr, typed)
 }

@@ -71,13 +71,19 @@ func StoreRelease(_ context.Context, e *Env, r Release) error {
 // SetHistory records r as the latest snapshot in hr's status.history, through
 // the status subresource, with the digest helm-controller computes.
 func SetHistory(ctx context.Context, c client.Client, hr *helmv2.HelmRelease, r Release) error {
-	rel := r.HelmRelease()
+	return RecordRelease(ctx, c, hr, r.HelmRelease())
+}
+
+// RecordRelease records rel as the latest snapshot in hr's status.history,
+// through the status subresource, as helm-controller records a release it
+// installed or upgraded (with its digest).
+func RecordRelease(ctx context.Context, c client.Client, hr *helmv2.HelmRelease, rel *helmv1.Release) error {
 	snap := &helmv2.Snapshot{
 		APIVersion: helmv2.CurrentSnapshotAPIVersion,
-		Name:       r.Name, Namespace: r.Namespace, Version: r.Version, Status: r.Status,
+		Name:       rel.Name, Namespace: rel.Namespace, Version: rel.Version, Status: rel.Info.Status.String(),
 		Digest:        release.SnapshotDigest(rel),
-		ChartName:     "cluster",
-		ChartVersion:  "1.0.0",
+		ChartName:     rel.Chart.Metadata.Name,
+		ChartVersion:  rel.Chart.Metadata.Version,
 		ConfigDigest:  "sha256:0000000000000000000000000000000000000000000000000000000000000000",
 		FirstDeployed: metav1.NewTime(rel.Info.FirstDeployed),
 		LastDeployed:  metav1.NewTime(rel.Info.LastDeployed),
