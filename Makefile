@@ -264,6 +264,13 @@ BENCH_FLEETS ?= full
 bench: testbin $(if $(filter helm-controller,$(BENCH_CONTROLLERS)),helm-controller-bin) ## Measure the add-on, and helm-controller in warn mode, on fleets of BENCH_N HelmReleases (one real API server each): one table, JSON in _artifacts/bench/.
 	BENCH_N="$(BENCH_N)" BENCH_CONTROLLERS="$(BENCH_CONTROLLERS)" BENCH_FLEETS="$(BENCH_FLEETS)" GO="$(GO)" $(GO) run ./test/scale/cmd/bench
 
+# The preview's figures (docs/benchmarks.md): one release, and a fleet of
+# 100 previewed in turn as `preview -A` does, on one real API server with the
+# Cluster API and Metal3 managers. Not a CI step: it asserts no time.
+.PHONY: bench-preview
+bench-preview: testbin ## Time the preview of one release and of a fleet of 100 (real API server and managers).
+	$(GO) test ./internal/preview/ -run '^$$' -bench BenchmarkPreview -benchtime 1x -count 3 -timeout 30m
+
 # The chaos matrix (test/chaos, docs/reliability.md): seven scenarios, kill,
 # restart, race, failover, lossy, tenants and memory, each on a fleet of
 # CHAOS_N releases; CHAOS_SCENARIOS picks some of them. test/chaos/config.go

@@ -10,12 +10,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/e2e/framework"
+	"github.com/templatedrift/template-drift-controller/internal/preview"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
@@ -109,6 +111,15 @@ func PivotSpec(ctx context.Context, inputGetter func() PivotSpecInput) {
 		r.heal(ctx)
 		r.upgrade(ctx)
 		r.expectAddonRefusedNothing()
+		// The preview's last two rows, each a change that fails or rolls
+		// for real: once each, in the runs without a locked template.
+		switch {
+		case r.in.Locked:
+		case r.in.SSA:
+			r.previewVersionBump(ctx)
+		default:
+			r.previewThenFail(ctx)
+		}
 	})
 }
 
@@ -131,6 +142,7 @@ func (r *pivotRun) installOnBootstrap(ctx context.Context) {
 	Expect(err).NotTo(HaveOccurred())
 	c := r.boot.Client
 	Expect(framework.CreateHelmRepository(ctx, c, ns, suite.repo.URL)).To(Succeed())
+	Expect(framework.CreateValuesConfigMap(ctx, c, ns)).To(Succeed())
 	Expect(c.Create(ctx, framework.NewClusterHelmRelease(ns, r.values(bootURL, bootIP, ""), r.in.SSA))).To(Succeed())
 	Eventually(func() metav1.ConditionStatus { return status(ctx, c, r.key, readyType) }).Should(Equal(metav1.ConditionTrue))
 }
@@ -201,6 +213,9 @@ func (r *pivotRun) installOnManagement(ctx context.Context) {
 	c := r.mgmt.Client
 	r.startReceiver(ctx)
 	Expect(framework.CreateHelmRepository(ctx, c, ns, suite.repo.URL)).To(Succeed())
+	// clusterctl moves Cluster API objects and the Secrets they own, not
+	// the valuesFrom ConfigMap.
+	Expect(framework.CreateValuesConfigMap(ctx, c, ns)).To(Succeed())
 	Expect(c.Create(ctx, framework.NewClusterHelmRelease(ns, r.values(mgmtURL, r.mgmtIP(), ""), r.in.SSA))).To(Succeed())
 	Eventually(func() bool {
 		cond, hr, _ := framework.Condition(ctx, c, r.key, readyType)
@@ -227,6 +242,7 @@ func (r *pivotRun) installOnManagement(ctx context.Context) {
 		return
 	}
 	Expect(cond.Status).To(Equal(metav1.ConditionTrue))
+	r.expectFaithfulRender(ctx)
 	r.driftSurvivesUpgrade(ctx)
 }
 
@@ -245,6 +261,7 @@ func (r *pivotRun) driftSurvivesUpgrade(ctx context.Context) {
 		Expect(unstructured.SetNestedField(m.Object, bootURL, "spec", "template", "spec", "image", "url")).To(Succeed())
 		Expect(c.Update(ctx, m)).To(Succeed())
 	}
+	r.previewDriftThroughUpgrade(ctx, "150")
 	r.upgradeTo(ctx, "150")
 	m3mts, err = framework.List(ctx, c, infra, "Metal3MachineTemplate", ns)
 	Expect(err).NotTo(HaveOccurred())
@@ -353,9 +370,19 @@ func (r *pivotRun) upgrade(ctx context.Context) {
 	c := r.mgmt.Client
 	By("upgrading after healing: a kubelet argument changes, so the KubeadmConfigTemplate gets a new name")
 	refsBefore := r.refs(ctx)
+	v := r.values(mgmtURL, r.mgmtIP(), "200")
+	run := r.preview(ctx, "kubelet-200", &v)
+	mds := run.objects("MachineDeployment")
+	Expect(mds).To(ConsistOf(HaveField("Rolls", true)), "the preview: the MachineDeployment rolls")
+	Expect(run.objects("KubeadmConfigTemplate")).To(ContainElement(And(HaveField("Name", refsBefore["md.configRef"]),
+		HaveField("Change", preview.ChangeDelete))), "the preview: the old bootstrap template is deleted")
 	r.upgradeTo(ctx, "200")
 	refs := r.refs(ctx)
 	Expect(refs["md.configRef"]).NotTo(Equal(refsBefore["md.configRef"]), "the MachineDeployment references the new bootstrap template")
+	Eventually(func() []string { return r.machineSetConfigRefs(ctx) }).Should(ContainElement(refs["md.configRef"]),
+		"as predicted, the MachineDeployment rolls: a new MachineSet")
+	_, err := framework.Get(ctx, c, "bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfigTemplate", ns, refsBefore["md.configRef"])
+	Expect(apierrors.IsNotFound(err)).To(BeTrue(), "as predicted, Helm deleted the old bootstrap template: %v", err)
 	m3mt, err := framework.Get(ctx, c, infra, "Metal3MachineTemplate", ns, refs["md.infrastructureRef"])
 	Expect(err).NotTo(HaveOccurred())
 	Expect(imageURL(m3mt)).To(Equal(mgmtURL), "and a healed infrastructure template")

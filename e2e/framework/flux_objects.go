@@ -9,6 +9,8 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/kustomize"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,12 +25,17 @@ import (
 type ClusterValues struct {
 	ImageURL, ImageServerIP string
 	KubeletMaxPods          string
+	// KubernetesVersion, when set, overrides the valuesFrom ConfigMap's.
+	KubernetesVersion string
 }
 
 func (v ClusterValues) json() *apiextensionsv1.JSON {
 	m := map[string]any{"imageURL": v.ImageURL, "imageServerIP": v.ImageServerIP}
 	if v.KubeletMaxPods != "" {
 		m["kubeletArgs"] = map[string]any{"max-pods": v.KubeletMaxPods}
+	}
+	if v.KubernetesVersion != "" {
+		m["kubernetesVersion"] = v.KubernetesVersion
 	}
 	b, _ := json.Marshal(m)
 	return &apiextensionsv1.JSON{Raw: b}
@@ -57,7 +64,32 @@ func NewClusterHelmRelease(namespace string, v ClusterValues, ssa bool) *helmv2.
 		mode = helmv2.ServerSideApplyEnabled
 	}
 	hr.Spec.Upgrade = &helmv2.Upgrade{ServerSideApply: mode}
+	// Values composed as users compose them: a ConfigMap's values file, one
+	// of its keys at a target path, an optional Secret that does not
+	// exist, then spec.values over them; and a kustomize post-renderer.
+	// The preview must render them as helm-controller does.
+	hr.Spec.ValuesFrom = []helmv2.ValuesReference{
+		{Kind: "ConfigMap", Name: ValuesConfigMap},
+		{Kind: "ConfigMap", Name: ValuesConfigMap, ValuesKey: "version", TargetPath: "kubernetesVersion"},
+		{Kind: "Secret", Name: "cluster-values-not-there", Optional: true},
+	}
+	hr.Spec.PostRenderers = []helmv2.PostRenderer{{Kustomize: &helmv2.Kustomize{Patches: []kustomize.Patch{{
+		Target: &kustomize.Selector{Kind: "MachineDeployment"},
+		Patch:  `[{"op": "add", "path": "/metadata/annotations", "value": {"e2e.templatedrift.io/post-rendered": "yes"}}]`,
+	}}}}}
 	return hr
+}
+
+// ValuesConfigMap is the ConfigMap the cluster HelmRelease takes values
+// from (CreateValuesConfigMap).
+const ValuesConfigMap = "cluster-values"
+
+// CreateValuesConfigMap creates the ConfigMap NewClusterHelmRelease's
+// valuesFrom reads: the chart's own defaults, so the values it gives are
+// the ones spec.values alone would give.
+func CreateValuesConfigMap(ctx context.Context, c client.Client, namespace string) error {
+	return c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ValuesConfigMap, Namespace: namespace},
+		Data: map[string]string{"values.yaml": "cluster: mgmt\n", "version": "v1.33.4"}})
 }
 
 // SetValues updates the HelmRelease's values (an upgrade).
