@@ -344,8 +344,12 @@ func (r *pivotRun) reconcileWithFlux(ctx context.Context) {
 	fmt.Fprintf(GinkgoWriter, "$ flux reconcile helmrelease cluster --force\n%s\n", out)
 	Expect(err).NotTo(HaveOccurred(), "after healing, helm-controller's retry passes")
 	Eventually(func() metav1.ConditionStatus { return status(ctx, c, r.key, readyType) }).Should(Equal(metav1.ConditionTrue))
-	Consistently(func() metav1.ConditionStatus { return status(ctx, c, r.key, api.TemplatesInSyncCondition) }, "3s").
-		Should(Equal(metav1.ConditionTrue))
+	// helm-controller stores the new release before it records it in
+	// status.history; a pass between the two waits (Unknown,
+	// ReleaseInProgress) and the next one, on the history write, concludes.
+	inSync := func() metav1.ConditionStatus { return status(ctx, c, r.key, api.TemplatesInSyncCondition) }
+	Eventually(inSync).Should(Equal(metav1.ConditionTrue))
+	Consistently(inSync, "3s").Should(Equal(metav1.ConditionTrue))
 	out, err = framework.FluxCLI(ctx, suite.bins.Flux, r.mgmt.KubeConfigPath, "get", "helmreleases", "-n", ns)
 	Expect(err).NotTo(HaveOccurred())
 	fmt.Fprintf(GinkgoWriter, "$ flux get helmreleases -n %s\n%s\n", ns, out)

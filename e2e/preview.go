@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/templatedrift/template-drift-controller/e2e/framework"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
 	"github.com/templatedrift/template-drift-controller/internal/preview"
 	"github.com/templatedrift/template-drift-controller/internal/render"
 )
@@ -129,13 +130,13 @@ func (r *pivotRun) previewDriftThroughUpgrade(ctx context.Context, maxPods strin
 	Expect(m3mts).To(HaveLen(2))
 	for _, o := range m3mts {
 		Expect(o.Drift).NotTo(BeNil(), o.Name)
-		Expect(o.Drift.Today).To(Equal("Drifted"), o.Name)
+		Expect(o.Drift.Today).To(Equal(string(plan.OutcomeDrifted)), o.Name)
 		if r.in.SSA {
-			Expect(o.Drift.Fate).To(Equal("healed"), o.Name)
+			Expect(o.Drift.Fate).To(Equal(string(plan.DriftHealed)), o.Name)
 			continue
 		}
-		Expect(o.Drift.Fate).To(Equal("stays"), o.Name)
-		Expect(o.Drift.Addon).To(ContainSubstring("InPlace"), o.Name)
+		Expect(o.Drift.Fate).To(Equal(string(plan.DriftStays)), o.Name)
+		Expect(o.Drift.Addon).To(ContainSubstring("would "+string(plan.StrategyInPlace)), o.Name)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
@@ -75,6 +76,29 @@ func dryRunUpdate(ctx context.Context, c client.Client, old, desired *unstructur
 	after = live.DeepCopy()
 	err = c.Patch(ctx, after, client.RawPatch(types.MergePatchType, patch), client.DryRunAll, client.FieldOwner(helmFieldManager))
 	return answer(live, after, err)
+}
+
+// withOwnership is o as Helm sends it in an upgrade: with the ownership
+// metadata Helm sets on every object of the new manifest (the managed-by
+// label, the release name and namespace annotations), which the manifest
+// itself does not carry. Under server-side apply, an object applied
+// without them would give them up.
+func withOwnership(o *unstructured.Unstructured, releaseName, releaseNamespace string) *unstructured.Unstructured {
+	c := o.DeepCopy()
+	labels := c.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[api.HelmManagedByLabel] = "Helm"
+	c.SetLabels(labels)
+	annotations := c.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[api.HelmReleaseNameAnnotation] = releaseName
+	annotations[api.HelmReleaseNamespaceAnnotation] = releaseNamespace
+	c.SetAnnotations(annotations)
+	return c
 }
 
 // dryRunDelete asks the server whether the upgrade's deletion of an object

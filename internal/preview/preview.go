@@ -86,7 +86,7 @@ func Run(ctx context.Context, req Request) (Report, error) {
 	after := map[manifest.ID]*unstructured.Unstructured{}
 	for _, o := range newObjs {
 		id := manifest.IDOf(o)
-		a, err := dryRunUpdate(ctx, req.Target, old[id], o, next.ApplyMethod == "ssa")
+		a, err := dryRunUpdate(ctx, req.Target, old[id], withOwnership(o, next.Name, next.Namespace), next.ApplyMethod == "ssa")
 		if err != nil {
 			return rep, err
 		}

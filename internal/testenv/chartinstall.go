@@ -68,8 +68,12 @@ func InstallClusterChart(ctx context.Context, e *Env, namespace, applyMethod str
 	if err := store.Update(rel); err != nil {
 		return nil, fmt.Errorf("failed to store the release: %w", err)
 	}
-	if err := CreateLive(ctx, e.Client, namespace, "cluster", out.Manifest, nil); err != nil {
-		return nil, err
+	create := CreateLive(ctx, e.Client, namespace, "cluster", out.Manifest, nil)
+	if applyMethod == "ssa" {
+		create = ApplyLive(ctx, e.Client, namespace, "cluster", out.Manifest, "helm-controller")
+	}
+	if create != nil {
+		return nil, create
 	}
 	if err := e.Client.Create(ctx, hr); err != nil {
 		return nil, fmt.Errorf("failed to create HelmRelease %s/cluster: %w", namespace, err)

@@ -2,11 +2,13 @@ package testenv
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
@@ -19,6 +21,18 @@ import (
 // (the Cluster first, so its UID is known). mutate, if not nil, edits each
 // object before it is created.
 func CreateLive(ctx context.Context, c client.Client, ns, release, rendered string, mutate func(*unstructured.Unstructured)) error {
+	return createLive(ctx, c, ns, release, rendered, mutate, "")
+}
+
+// ApplyLive is CreateLive for a server-side-apply release: each object is
+// applied by fieldManager (helm-controller's "helm-controller"), so that
+// it owns the fields it set, Helm's ownership metadata among them, as
+// after helm-controller's install.
+func ApplyLive(ctx context.Context, c client.Client, ns, release, rendered, fieldManager string) error {
+	return createLive(ctx, c, ns, release, rendered, nil, fieldManager)
+}
+
+func createLive(ctx context.Context, c client.Client, ns, release, rendered string, mutate func(*unstructured.Unstructured), fieldManager string) error {
 	objs, err := manifest.Split(rendered, ns, 0)
 	if err != nil {
 		return err
@@ -44,6 +58,16 @@ func CreateLive(ctx context.Context, c client.Client, ns, release, rendered stri
 		}
 		if mutate != nil {
 			mutate(o)
+		}
+		if fieldManager != "" {
+			body, err := json.Marshal(o.Object)
+			if err != nil {
+				return err
+			}
+			if err := c.Patch(ctx, o, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
+				return fmt.Errorf("failed to apply %s %s: %w", o.GetKind(), o.GetName(), err)
+			}
+			continue
 		}
 		if err := c.Create(ctx, o); err != nil {
 			return fmt.Errorf("failed to create %s %s: %w", o.GetKind(), o.GetName(), err)
