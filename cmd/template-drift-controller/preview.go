@@ -22,6 +22,7 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/preview"
+	"github.com/templatedrift/template-drift-controller/internal/render"
 )
 
 const previewUsage = `Usage: template-drift-controller preview [-n NAMESPACE] HELMRELEASE | -l SELECTOR | -A
@@ -155,13 +156,17 @@ func previewHelmReleases(ctx context.Context, o previewOptions) ([]preview.Repor
 			return nil, fmt.Errorf("failed to load chart %s: %w", o.chartPath, err)
 		}
 	}
+	shared, err := render.NewCluster(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to reach the cluster: %w", err)
+	}
 	reports := make([]preview.Report, 0, len(hrs))
 	for i := range hrs {
 		proposed, err := o.propose(&hrs[i], proposedChart)
 		if err != nil {
 			return nil, err
 		}
-		rep, err := previewOne(ctx, cfg, c, kinds, proposed, proposedChart)
+		rep, err := previewOne(ctx, cfg, shared, c, kinds, proposed, proposedChart)
 		if err != nil {
 			return nil, fmt.Errorf("HelmRelease %s/%s: %w", hrs[i].Namespace, hrs[i].Name, err)
 		}
@@ -282,9 +287,10 @@ func mergeValues(a, b map[string]any) map[string]any {
 // previewOne previews one HelmRelease on its cluster. The preview acts as
 // the kubeconfig's identity; a HelmRelease that deploys elsewhere
 // (spec.kubeConfig) is not previewed.
-func previewOne(ctx context.Context, cfg *rest.Config, c client.Client, kinds *manifest.KindMatcher, hr *helmv2.HelmRelease, proposedChart *chart.Chart) (preview.Report, error) {
+func previewOne(ctx context.Context, cfg *rest.Config, shared *render.Cluster, c client.Client, kinds *manifest.KindMatcher, hr *helmv2.HelmRelease, proposedChart *chart.Chart) (preview.Report, error) {
 	if hr.Spec.KubeConfig != nil {
 		return preview.Report{}, errors.New("it deploys to a remote cluster (spec.kubeConfig): previewing a remote target is not supported yet")
 	}
-	return preview.Run(ctx, preview.Request{HelmRelease: hr, Chart: proposedChart, Local: c, Target: c, TargetConfig: cfg, Kinds: kinds, Now: time.Now()})
+	return preview.Run(ctx, preview.Request{HelmRelease: hr, Chart: proposedChart, Local: c, Target: c, TargetConfig: cfg,
+		Cluster: shared, Kinds: kinds, Now: time.Now()})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/preview"
+	"github.com/templatedrift/template-drift-controller/internal/render"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
@@ -56,11 +57,15 @@ func previewAll(b *testing.B, hrs []*helmv2.HelmRelease) (objects int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	shared, err := render.NewCluster(previewer)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, hr := range hrs {
 		proposed := hr.DeepCopy()
 		proposed.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(benchChange)}
 		rep, err := preview.Run(context.Background(), preview.Request{HelmRelease: proposed, Local: c, Target: c,
-			TargetConfig: previewer, Kinds: kinds, Now: time.Now()})
+			TargetConfig: previewer, Cluster: shared, Kinds: kinds, Now: time.Now()})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -36,6 +36,9 @@ type Request struct {
 	// Every request with a write verb sent through Target is a dry-run.
 	Target       client.Client
 	TargetConfig *rest.Config
+	// Cluster, when set, is shared by the previews of a fleet on the
+	// target (render.NewCluster).
+	Cluster *render.Cluster
 	// Kinds are the template kinds (--template-kinds).
 	Kinds *manifest.KindMatcher
 	// Now is the preview's clock, for rollout-after times.
@@ -64,7 +67,7 @@ func Run(ctx context.Context, req Request) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	next, err := render.Render(ctx, render.Request{HelmRelease: hr, Chart: ch, Values: values, Target: req.TargetConfig})
+	next, err := render.Render(ctx, render.Request{HelmRelease: hr, Chart: ch, Values: values, Target: req.TargetConfig, Cluster: req.Cluster})
 	if err != nil {
 		return rep, err
 	}

@@ -1,6 +1,9 @@
 package render
 
 import (
+	"sync"
+
+	"helm.sh/helm/v4/pkg/kube"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -8,6 +11,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/kubectl/pkg/validation"
 )
 
 // restGetter gives Helm's kube client a cluster from a rest.Config, with
@@ -19,14 +23,57 @@ type restGetter struct {
 	discovery discovery.CachedDiscoveryInterface
 }
 
-func newRESTGetter(cfg *rest.Config, namespace string) (*restGetter, error) {
+func newRESTGetter(cfg *rest.Config, namespace string, shared *Cluster) (*restGetter, error) {
+	if shared == nil {
+		var err error
+		if shared, err = NewCluster(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return &restGetter{cfg: cfg, namespace: namespace, discovery: shared.discovery}, nil
+}
+
+// Cluster is what the renders of a fleet on one cluster share: its
+// discovery (the API server's groups and versions, read once), and the
+// validators Helm's kube client checks each manifest with, which keep what
+// they learnt of the server's OpenAPI (a validator made afresh fetches and
+// parses the OpenAPI document of every group version again, the larger
+// part of a render's own CPU).
+type Cluster struct {
+	discovery  discovery.CachedDiscoveryInterface
+	mu         sync.Mutex
+	validators map[string]validation.Schema
+}
+
+// NewCluster is the shared part of the renders on cfg's cluster.
+func NewCluster(cfg *rest.Config) (*Cluster, error) {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &restGetter{cfg: cfg, namespace: namespace, discovery: memory.NewMemCacheClient(dc)}, nil
+	return &Cluster{discovery: memory.NewMemCacheClient(dc), validators: map[string]validation.Schema{}}, nil
 }
 
+// sharedValidators is Helm's kube client factory with the Cluster's
+// validators. Renders of one Cluster run one at a time.
+type sharedValidators struct {
+	kube.Factory
+	cluster *Cluster
+}
+
+func (f sharedValidators) Validator(directive string) (validation.Schema, error) {
+	f.cluster.mu.Lock()
+	defer f.cluster.mu.Unlock()
+	if v, ok := f.cluster.validators[directive]; ok {
+		return v, nil
+	}
+	v, err := f.Factory.Validator(directive)
+	if err != nil {
+		return nil, err
+	}
+	f.cluster.validators[directive] = v
+	return v, nil
+}
 func (g *restGetter) ToRESTConfig() (*rest.Config, error) { return rest.CopyConfig(g.cfg), nil }
 
 func (g *restGetter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {

@@ -33,6 +33,9 @@ type Request struct {
 	// (discovery, Helm's storage, the objects the chart's lookups name)
 	// and writes nothing.
 	Target *rest.Config
+	// Cluster, when set, is shared by the renders of a fleet on Target
+	// (NewCluster); nil reads discovery and the OpenAPI afresh.
+	Cluster *Cluster
 }
 
 // Render renders req as helm-controller v1.6's upgrade does, by running
@@ -78,7 +81,7 @@ func Render(ctx context.Context, req Request) (*helmv1.Release, error) {
 // DryRunStrategy set to action.DryRunNone.
 func Action(req Request) (*action.Upgrade, error) {
 	hr := req.HelmRelease
-	cfg, err := configuration(req.Target, hr.GetReleaseNamespace(), hr.GetStorageNamespace())
+	cfg, err := configuration(req.Target, req.Cluster, hr.GetReleaseNamespace(), hr.GetStorageNamespace())
 	if err != nil {
 		return nil, err
 	}
@@ -106,8 +109,8 @@ func Action(req Request) (*action.Upgrade, error) {
 // releaseNamespace stored in storageNamespace on target, as helm-controller
 // builds it: a kube client defaulting to the release namespace, and the
 // Secrets storage driver in the storage namespace.
-func configuration(target *rest.Config, releaseNamespace, storageNamespace string) (*action.Configuration, error) {
-	getter, err := newRESTGetter(target, releaseNamespace)
+func configuration(target *rest.Config, shared *Cluster, releaseNamespace, storageNamespace string) (*action.Configuration, error) {
+	getter, err := newRESTGetter(target, releaseNamespace, shared)
 	if err != nil {
 		return nil, fmt.Errorf("failed to reach the target cluster: %w", err)
 	}
@@ -117,6 +120,9 @@ func configuration(target *rest.Config, releaseNamespace, storageNamespace strin
 	}
 	kc := kube.New(getter)
 	kc.Namespace = releaseNamespace
+	if shared != nil {
+		kc.Factory = sharedValidators{Factory: kc.Factory, cluster: shared}
+	}
 	cfg := action.NewConfiguration()
 	cfg.RESTClientGetter = getter
 	cfg.KubeClient = kc
