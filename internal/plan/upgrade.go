@@ -120,14 +120,26 @@ func AccessDenied(err error) bool {
 	return ClassifyError(err) == ErrorForbidden && authorizerDenial.MatchString(err.Error())
 }
 
+// conversionDataAnnotation is where Cluster API's and CAPM3's conversion
+// keeps, on an object read at an older API version, what that version
+// cannot hold, status included: it is computed on each read, so it changes
+// whenever a controller writes the status, between a preview's read and
+// its dry-run too, and no write of Helm's changes it.
+const conversionDataAnnotation = "cluster.x-k8s.io/conversion-data"
+
 // changedByServer reports whether the server's dry-run result differs from
 // the live object in anything but what every write changes (managed
-// fields, resourceVersion, generation, status).
+// fields, resourceVersion, generation, status) and the conversion's record
+// of the status.
 func changedByServer(live, after *unstructured.Unstructured) bool {
 	strip := func(o *unstructured.Unstructured) map[string]any {
 		c := o.DeepCopy()
-		for _, f := range [][]string{{"metadata", "managedFields"}, {"metadata", "resourceVersion"}, {"metadata", "generation"}, {"status"}} {
+		for _, f := range [][]string{{"metadata", "managedFields"}, {"metadata", "resourceVersion"}, {"metadata", "generation"}, {"status"},
+			{"metadata", "annotations", conversionDataAnnotation}} {
 			unstructured.RemoveNestedField(c.Object, f...)
+		}
+		if len(c.GetAnnotations()) == 0 {
+			unstructured.RemoveNestedField(c.Object, "metadata", "annotations")
 		}
 		return c.Object
 	}

@@ -28,6 +28,8 @@ func TestJudgeUpgrade(t *testing.T) {
 		{"a deletion", UpgradeFacts{Live: md, Dropped: true}, UpgradeVerdict{Change: UpgradeDelete}},
 		{"a creation", UpgradeFacts{After: md}, UpgradeVerdict{Change: UpgradeCreate}},
 		{"only what the server maintains differs", UpgradeFacts{Live: md, After: served}, UpgradeVerdict{Change: UpgradeUnchanged}},
+		{"only the conversion's record of the status differs", UpgradeFacts{Live: edit(t, md, map[string]any{conversionDataAnnotation: `{"status":{"lastUpdated":"a"}}`}, "metadata", "annotations"),
+			After: edit(t, served, map[string]any{conversionDataAnnotation: `{"status":{"lastUpdated":"b"}}`}, "metadata", "annotations")}, UpgradeVerdict{Change: UpgradeUnchanged}},
 		{"a template changed in place", UpgradeFacts{Live: tmpl, After: edit(t, tmpl, "b", "spec", "template", "spec", "image", "url"), Template: true},
 			UpgradeVerdict{Change: UpgradeUpdate, Note: noteInPlace}},
 		{"a MachineDeployment that rolls", UpgradeFacts{Live: md, After: renamed},
