@@ -61,9 +61,13 @@ func dryRunUpdate(ctx context.Context, c client.Client, old, desired *unstructur
 			client.FieldOwner(helmFieldManager), client.ForceOwnership)
 		return answer(live, after, err)
 	}
-	base := old
-	if base == nil {
-		base = live
+	// Helm's patch also adds its ownership metadata, which a release's
+	// live objects already carry: left out of the patch (on both sides),
+	// an unchanged object sends no request, so a controller's write between
+	// the read above and a dry-run cannot make it look changed.
+	base := live
+	if old != nil {
+		base = withOwnership(old, desired.GetAnnotations()[api.HelmReleaseNameAnnotation], desired.GetAnnotations()[api.HelmReleaseNamespaceAnnotation])
 	}
 	patch, err := jsonpatch.CreateMergePatch(mustJSON(base), mustJSON(desired))
 	if err != nil {
