@@ -95,7 +95,9 @@ const (
 	ClusterUnavailableReason = "ClusterUnavailable"
 	// ClusterPausedReason: an owning Cluster is paused, or a template or
 	// consumer of the release carries the cluster.x-k8s.io/paused
-	// annotation; nothing is written.
+	// annotation; nothing is written. A paused Cluster that carries the
+	// add-on's move block (BlockMoveAnnotation) does not count: it was
+	// paused during a correction, which the pass finishes.
 	ClusterPausedReason = "ClusterPaused"
 	// CorrectionBlockedReason: a drifted template cannot be corrected in a
 	// way that sticks: the server refuses the change in place, a recreate
@@ -157,4 +159,10 @@ const (
 	TopologyOwnedLabel             = "topology.cluster.x-k8s.io/owned"
 	ClusterPausedAnnotation        = "cluster.x-k8s.io/paused"
 	ClusterNameLabel               = "cluster.x-k8s.io/cluster-name"
+	// BlockMoveAnnotation on any object of a move's scope makes
+	// `clusterctl move` wait, after it has paused the Clusters, until the
+	// annotation is gone. The add-on sets it on a Cluster, with the value
+	// ControllerName, for the length of a pass that makes more than one
+	// write in the Cluster's namespace, and removes only its own.
+	BlockMoveAnnotation = "clusterctl.cluster.x-k8s.io/block-move"
 )

@@ -20,7 +20,7 @@ import (
 func TestConfirmedDriftIsAskedOnce(t *testing.T) {
 	w := newWorld(t, scenario{annotations: enabled, live: metaLive, release: metaRelease, applyMethod: "csa"})
 	g := w.g
-	g.Expect(w.reconcile()).To(Equal(6), "2 replacements, 2 m3mt patches, 2 superseded marks")
+	g.Expect(w.reconcile()).To(Equal(8), "the move block, 2 replacements, 2 m3mt patches, 2 superseded marks, the lift")
 	memo := w.r.Engine.Confirmations
 	now := time.Now()
 	memo.Now = func() time.Time { return now }

@@ -85,7 +85,7 @@ func (w *world) expectNoDanglingRefs(allowMissing ...string) {
 			for _, r := range refs {
 				target := &metav1.PartialObjectMetadata{}
 				target.SetGroupVersionKind(r.Template.WithVersion(versionOf(r.Template.Group)))
-				err := env.Client.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: r.Template.Name}, target)
+				err := w.tgt.Client.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: r.Template.Name}, target)
 				if slices.Contains(allowMissing, r.Template.Kind+"/"+r.Template.Name) {
 					continue
 				}
@@ -106,7 +106,8 @@ func versionOf(group string) string {
 
 // TestCrashAfterEachWrite kills the controller after every single write of
 // every strategy (the fault-injecting client refuses the next write), then
-// lets it run again. It must converge to what an uninterrupted run
+// lets it run again. The writes include setting the move block on the
+// Cluster and lifting it, which a crash after the first leaves undone. It must converge to what an uninterrupted run
 // produces: same objects, no duplicate, no dangling reference, and then a
 // pass that writes nothing.
 func TestCrashAfterEachWrite(t *testing.T) {
@@ -176,6 +177,7 @@ func TestCrashAfterEachWrite(t *testing.T) {
 				w.g.Expect(w.reconcile()).To(Equal(0), "converged")
 				w.g.Expect(w.counts()).To(Equal(want), "no duplicate and nothing missing")
 				w.expectNoDanglingRefs()
+				w.g.Expect(w.get(md, "Cluster", "mgmt").GetAnnotations()).NotTo(HaveKey(api.BlockMoveAnnotation), "no move block stays")
 				w.g.Expect(w.condition().Status).To(Equal(metav1.ConditionTrue), w.condition().Message)
 			})
 		}

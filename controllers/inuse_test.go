@@ -196,7 +196,7 @@ func TestForeignConsumersKeepOriginalInUse(t *testing.T) {
 		w := newWorld(t, scenario{annotations: enabled, live: lockedLive, release: lockedRelease, applyMethod: "csa"})
 		g := w.g
 		w.createYAML(handMadeMD)
-		g.Expect(w.reconcile()).To(Equal(7), "the worker Metal3MachineTemplate in place, the replacement, 5 control planes repointed, no mark")
+		g.Expect(w.reconcile()).To(Equal(9), "the move block, the worker Metal3MachineTemplate in place, the replacement, 5 control planes repointed, no mark, the lift")
 		r := replacementOf(w, m3, "LockedMachineTemplate", "mgmt-cp")
 		for _, rp := range refPaths {
 			g.Expect(str(w.get(rp.apiVersion, rp.kind, rp.name), rp.path...)).To(Equal(r.GetName()))
@@ -269,7 +269,7 @@ func TestChainOfRotationsAndTheWayBack(t *testing.T) {
 	w := newWorld(t, scenario{annotations: enabled, live: lockedLive, release: lockedRelease, applyMethod: "csa"})
 	g := w.g
 	first := w.rotateThenUpgrade()
-	g.Expect(w.reconcile()).To(Equal(8), "the worker Metal3MachineTemplate in place, the second replacement, 5 control planes moved from the first, the mark")
+	g.Expect(w.reconcile()).To(Equal(10), "the move block, the worker Metal3MachineTemplate in place, the second replacement, 5 control planes moved from the first, the mark, the lift")
 	second := w.get(m3, "LockedMachineTemplate", "mgmt-cp").GetAnnotations()[api.SupersededByAnnotation]
 	g.Expect(second).NotTo(BeEmpty())
 	g.Expect(second).NotTo(Equal(first))
@@ -290,7 +290,7 @@ func TestChainOfRotationsAndTheWayBack(t *testing.T) {
 
 	// Release v3 rolls back to what the original holds: the way back.
 	w.storeAndRecord(3, "deployed", render(lockedLive))
-	g.Expect(w.reconcile()).To(Equal(7), "the worker Metal3MachineTemplate in place, 5 control planes moved back, the mark removed")
+	g.Expect(w.reconcile()).To(Equal(9), "the move block, the worker Metal3MachineTemplate in place, 5 control planes moved back, the mark removed, the lift")
 	for _, rp := range refPaths {
 		g.Expect(str(w.get(rp.apiVersion, rp.kind, rp.name), rp.path...)).To(Equal("mgmt-cp"), "%s %s", rp.kind, rp.name)
 	}

@@ -60,7 +60,7 @@ func TestLockedDataTemplateRotates(t *testing.T) {
 	g := w.g
 	m3mtUID := w.get(m3, "Metal3MachineTemplate", "mgmt-md0").GetUID()
 
-	g.Expect(w.reconcile()).To(Equal(6), "2 replacements, 2 m3mt patches, 2 superseded marks")
+	g.Expect(w.reconcile()).To(Equal(8), "the move block, 2 replacements, 2 m3mt patches, 2 superseded marks, the lift")
 
 	for _, name := range []string{"mgmt-md0", "mgmt-cp"} {
 		r := expectRotated(w, m3, "Metal3DataTemplate", name+"-metadata")
@@ -186,7 +186,7 @@ func TestAutoPicksRecreate(t *testing.T) {
 			g := w.g
 			oldUID := w.get(m3, "LockedMachineTemplate", "spare-locked").GetUID()
 			cluster := w.get("cluster.x-k8s.io/v1beta2", "Cluster", "mgmt")
-			g.Expect(w.reconcile()).To(Equal(5), "3 Metal3MachineTemplates in place, then delete + create of the locked one")
+			g.Expect(w.reconcile()).To(Equal(7), "the move block, 3 Metal3MachineTemplates in place, then delete + create of the locked one, the lift")
 			now := w.get(m3, "LockedMachineTemplate", "spare-locked")
 			g.Expect(now.GetUID()).NotTo(Equal(oldUID))
 			g.Expect(str(now, "spec", "template", "spec", "image")).To(Equal(mgmt.ImageURL))

@@ -33,10 +33,12 @@ package controllers
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=metal3machinetemplates;metal3datatemplates,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=kubeadmconfigtemplates;rke2configtemplates,verbs=get;list;watch;create;patch;delete
 
-// The consumers whose template references are repointed, and the Clusters
-// whose pause state and ownership are only read.
+// The consumers whose template references are repointed, and the Clusters,
+// whose pause state and ownership are read and whose one write is
+// clusterctl's block-move annotation, set for the length of a pass that
+// makes several writes in their namespace.
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machinedeployments;machinepools,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io,resources=kubeadmcontrolplanes;rke2controlplanes,verbs=get;list;watch;patch
 
 // The objects that only use templates, listed to tell whether a template is

@@ -132,7 +132,7 @@ func TestRolloutRepointedDataTemplateRollsNoMachines(t *testing.T) {
 	g := w.g
 	sets := firstMachineSet(w, "mgmt-md0")
 
-	g.Expect(w.reconcile()).To(Equal(6), "2 replacements, 2 m3mt patches, 2 superseded marks")
+	g.Expect(w.reconcile()).To(Equal(8), "the move block, 2 replacements, 2 m3mt patches, 2 superseded marks, the lift")
 
 	g.Expect(str(w.get(m3, "Metal3MachineTemplate", "mgmt-md0"), "spec", "template", "spec", "dataTemplate", "name")).
 		To(MatchRegexp("^mgmt-md0-metadata-[0-9a-f]{10}$"), "the test is void unless the reference moved")
@@ -184,7 +184,7 @@ func TestRolloutLockedMachineTemplateRollsOnce(t *testing.T) {
 	g := w.g
 	first := firstMachineSet(w, "mgmt-md1")
 
-	g.Expect(w.reconcile()).To(Equal(5), "replacement, MachineDeployment repointed, superseded mark, 2 m3mt patches")
+	g.Expect(w.reconcile()).To(Equal(7), "the move block, replacement, MachineDeployment repointed, superseded mark, 2 m3mt patches, the lift")
 
 	r := expectRotated(w, m3, "LockedMachineTemplate", "mgmt-md1")
 	g.Eventually(machineSetsOf(w, "mgmt-md1"), managerTimeout, poll).Should(HaveLen(2), "one rollout: one new MachineSet")

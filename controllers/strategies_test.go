@@ -61,7 +61,7 @@ func TestExplicitRecreateOnMutable(t *testing.T) {
 	g := w.g
 	oldUID := w.get(m3, "Metal3MachineTemplate", "spare-m3mt").GetUID()
 	usedUID := w.get(m3, "Metal3MachineTemplate", "mgmt-md0").GetUID()
-	g.Expect(w.reconcile()).To(Equal(4), "delete + create of both spare templates")
+	g.Expect(w.reconcile()).To(Equal(6), "the move block, delete + create of both spare templates, the lift")
 	now := w.get(m3, "Metal3MachineTemplate", "spare-m3mt")
 	g.Expect(now.GetUID()).NotTo(Equal(oldUID))
 	g.Expect(str(now, "spec", "template", "spec", "image", "url")).To(Equal(mgmt.ImageURL))

@@ -151,7 +151,7 @@ func TestRotateUndoneByHelmRefused(t *testing.T) {
 		hr := w.freshHR()
 		hr.Spec.Upgrade = &helmv2.Upgrade{ServerSideApply: helmv2.ServerSideApplyDisabled}
 		w.g.Expect(env.Client.Update(w.ctx, hr)).To(Succeed())
-		w.g.Expect(w.reconcile()).To(Equal(6), "2 replacements, 2 repoints, 2 marks")
+		w.g.Expect(w.reconcile()).To(Equal(8), "the move block, 2 replacements, 2 repoints, 2 marks, the lift")
 		expectRotated(w, m3, "Metal3MachineTemplate", "mgmt-md0")
 		cond := w.condition()
 		w.g.Expect(cond.Reason).To(Equal(api.DriftCorrectedReason), cond.Message)

@@ -30,6 +30,12 @@ type targetClient struct {
 	// beforeDelete, when set, runs before each delete the add-on makes, to
 	// change the world between the add-on's checks and its write.
 	beforeDelete func(client.Object)
+	// afterWrite, when set, runs after each write that succeeded, with the
+	// object written: a test holds a pass between two writes with it.
+	afterWrite func(client.Object)
+	// onDryRun, when set, runs before each dry-run the add-on sends: a
+	// test changes the world between the pass's reads and its writes.
+	onDryRun func()
 	// deleteErrs records what each delete of the add-on returned.
 	deleteErrs []error
 }
@@ -37,7 +43,7 @@ type targetClient struct {
 // write makes one real write and counts it once it succeeded (a write that
 // lost a race to a Cluster API or Metal3 controller is no write), or
 // crashes instead when told to.
-func (tc *targetClient) write(do func() error) error {
+func (tc *targetClient) write(o client.Object, do func() error) error {
 	if f := tc.failAfter.Load(); f >= 0 && tc.writes.Load() >= f {
 		return errCrash
 	}
@@ -45,6 +51,9 @@ func (tc *targetClient) write(do func() error) error {
 		return err
 	}
 	tc.writes.Add(1)
+	if tc.afterWrite != nil {
+		tc.afterWrite(o)
+	}
 	return nil
 }
 
@@ -56,18 +65,21 @@ func (tc *targetClient) wrap(c client.WithWatch) client.WithWatch {
 			co.ApplyOptions(opts)
 			if len(co.DryRun) > 0 {
 				tc.dryRuns.Add(1)
+				if tc.onDryRun != nil {
+					tc.onDryRun()
+				}
 				return c.Create(ctx, o, opts...)
 			}
-			return tc.write(func() error { return c.Create(ctx, o, opts...) })
+			return tc.write(o, func() error { return c.Create(ctx, o, opts...) })
 		},
 		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
-			return tc.write(func() error { return c.Update(ctx, o, opts...) })
+			return tc.write(o, func() error { return c.Update(ctx, o, opts...) })
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
 			if tc.beforeDelete != nil {
 				tc.beforeDelete(o)
 			}
-			err := tc.write(func() error { return c.Delete(ctx, o, opts...) })
+			err := tc.write(o, func() error { return c.Delete(ctx, o, opts...) })
 			tc.deleteErrs = append(tc.deleteErrs, err)
 			return err
 		},
@@ -76,9 +88,12 @@ func (tc *targetClient) wrap(c client.WithWatch) client.WithWatch {
 			po.ApplyOptions(opts)
 			if len(po.DryRun) > 0 {
 				tc.dryRuns.Add(1)
+				if tc.onDryRun != nil {
+					tc.onDryRun()
+				}
 				return c.Patch(ctx, o, p, opts...)
 			}
-			return tc.write(func() error { return c.Patch(ctx, o, p, opts...) })
+			return tc.write(o, func() error { return c.Patch(ctx, o, p, opts...) })
 		},
 	})
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/templatedrift/template-drift-controller/e2e/framework"
 	"github.com/templatedrift/template-drift-controller/internal/preview"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
+	"github.com/templatedrift/template-drift-controller/internal/testenv/move"
 )
 
 const (
@@ -76,7 +77,7 @@ func PivotSpec(ctx context.Context, inputGetter func() PivotSpecInput) {
 			*c.env, err = testenv.StartWith(r.in.Name+"-"+c.name, testenv.Options{
 				ExtraCRDDirs: []string{suite.bins.SourceCRDs, suite.bins.NotificationCRDs}, Managers: true})
 			Expect(err).NotTo(HaveOccurred())
-			Expect(framework.InstallProviders(ctx, (*c.env).Client)).To(Succeed())
+			Expect(move.InstallProviders(ctx, (*c.env).Client)).To(Succeed())
 			for _, n := range []string{ns, "flux-system"} {
 				Expect((*c.env).Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}})).To(Succeed())
 			}
@@ -149,19 +150,8 @@ func (r *pivotRun) installOnBootstrap(ctx context.Context) {
 
 func (r *pivotRun) pivot(ctx context.Context) {
 	By("the real Cluster API and Metal3 controllers adopt the objects; provisioning is played (no hosts here), then clusterctl move pivots")
-	Expect(framework.PlayProvisioning(ctx, r.boot.Client, ns, "mgmt")).To(Succeed())
-	// The KubeadmControlPlane and MachineSet controllers keep creating
-	// Machines; one created after the nodeRefs were written makes move
-	// refuse, before it has changed anything. Give it its node and move again.
-	Eventually(func() error {
-		if err := framework.GiveMachinesClaims(ctx, r.boot.Client, ns); err != nil {
-			return err
-		}
-		if err := framework.GiveMachinesNodes(ctx, r.boot.Client, ns); err != nil {
-			return err
-		}
-		return framework.Move(ctx, r.boot.KubeConfigPath, r.mgmt.KubeConfigPath, ns)
-	}, "60s", "2s").Should(Succeed())
+	Expect(move.PlayProvisioning(ctx, r.boot.Client, ns, "mgmt")).To(Succeed())
+	Expect(move.RunProvisioned(ctx, r.boot.Client, r.boot.KubeConfigPath, r.mgmt.KubeConfigPath, ns)).To(Succeed())
 	r.expectMoved(ctx)
 	m3mts, err := framework.List(ctx, r.mgmt.Client, infra, "Metal3MachineTemplate", ns)
 	Expect(err).NotTo(HaveOccurred())

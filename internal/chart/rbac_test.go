@@ -141,7 +141,7 @@ func TestLockdownRole(t *testing.T) {
 		want.Insert(fmt.Sprintf("%q secrets %s", "", v))
 	}
 	for group, resources := range map[string][]string{
-		"cluster.x-k8s.io":              {"machinedeployments", "machinepools"},
+		"cluster.x-k8s.io":              {"clusters", "machinedeployments", "machinepools"},
 		"controlplane.cluster.x-k8s.io": {"kubeadmcontrolplanes", "rke2controlplanes"},
 	} {
 		for _, res := range resources {

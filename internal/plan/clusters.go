@@ -7,11 +7,17 @@ import (
 )
 
 // PausedClusters names the live Clusters that are paused, by spec.paused or
-// by the cluster.x-k8s.io/paused annotation.
+// by the cluster.x-k8s.io/paused annotation, and that do not carry the
+// add-on's move block. A paused Cluster under the add-on's move block was
+// paused (by `clusterctl move`) while a correction of the add-on was under
+// way there, or cut short by a crash or a failed write: clusterctl waits
+// for the block before it copies anything, so the pass goes on, finishes
+// that correction and lifts the block. Waiting instead would have the move
+// copy the correction half done once the block is gone.
 func PausedClusters(live []*unstructured.Unstructured) []string {
 	var out []string
 	for _, cl := range live {
-		if isPaused(cl) {
+		if isPaused(cl) && cl.GetAnnotations()[api.BlockMoveAnnotation] != api.ControllerName {
 			out = append(out, cl.GetNamespace()+"/"+cl.GetName())
 		}
 	}

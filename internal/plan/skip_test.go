@@ -175,6 +175,15 @@ func TestPausedClusters(t *testing.T) {
 		},
 		want: []string{"fleet/z", "other/a"},
 	}, {
+		name: "paused under the add-on's move block: a correction to finish, not a wait",
+		clusters: []*unstructured.Unstructured{
+			fromYAML(t, `{apiVersion: cluster.x-k8s.io/v1beta2, kind: Cluster, metadata: {name: ours, namespace: fleet, annotations: {`+
+				api.BlockMoveAnnotation+`: `+api.ControllerName+`}}, spec: {paused: true}}`),
+			fromYAML(t, `{apiVersion: cluster.x-k8s.io/v1beta2, kind: Cluster, metadata: {name: theirs, namespace: fleet, annotations: {`+
+				api.BlockMoveAnnotation+`: another-controller}}, spec: {paused: true}}`),
+		},
+		want: []string{"fleet/theirs"},
+	}, {
 		name: "no clusters",
 	}}
 	for _, tc := range cases {

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -35,6 +36,20 @@ const ClusterChartImageURL = "http://192.168.100.2/images/ubuntu.qcow2"
 // the manifest's objects live with Helm's ownership metadata. Tests only:
 // it writes a Helm release Secret.
 func InstallClusterChart(ctx context.Context, e *Env, namespace, applyMethod string) (*helmv2.HelmRelease, error) {
+	return InstallClusterChartWith(ctx, e, namespace, applyMethod, nil)
+}
+
+// InstallClusterChartWith is InstallClusterChart with values as the
+// HelmRelease's spec.values (nil for the chart's defaults), for example
+// {"workerPools": 3} for a release of about 20 objects.
+func InstallClusterChartWith(ctx context.Context, e *Env, namespace, applyMethod string, values map[string]any) (*helmv2.HelmRelease, error) {
+	if values == nil {
+		values = map[string]any{}
+	}
+	raw, err := json.Marshal(values)
+	if err != nil {
+		return nil, fmt.Errorf("failed to encode the values: %w", err)
+	}
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -46,7 +61,7 @@ func InstallClusterChart(ctx context.Context, e *Env, namespace, applyMethod str
 	hr := NewHelmRelease(namespace, "cluster", nil)
 	hr.Spec.Chart.Spec.Version = chart.Metadata.Version
 	hr.Spec.ReleaseName = "cluster"
-	hr.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{}`)}
+	hr.Spec.Values = &apiextensionsv1.JSON{Raw: raw}
 	cs, err := kubernetes.NewForConfig(e.Config)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create clientset: %w", err)
@@ -55,12 +70,12 @@ func InstallClusterChart(ctx context.Context, e *Env, namespace, applyMethod str
 	// it the rendered manifest.
 	store := storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(namespace)))
 	now := time.Now()
-	rel := &helmv1.Release{Name: "cluster", Namespace: namespace, Version: 1, Chart: chart, Config: map[string]any{},
+	rel := &helmv1.Release{Name: "cluster", Namespace: namespace, Version: 1, Chart: chart, Config: values,
 		Info: &helmv1.Info{Status: common.StatusDeployed, FirstDeployed: now, LastDeployed: now}, ApplyMethod: applyMethod}
 	if err := store.Create(rel); err != nil {
 		return nil, fmt.Errorf("failed to store the release: %w", err)
 	}
-	out, err := render.Render(ctx, render.Request{HelmRelease: hr, Chart: chart, Values: map[string]any{}, Target: e.Config})
+	out, err := render.Render(ctx, render.Request{HelmRelease: hr, Chart: chart, Values: values, Target: e.Config})
 	if err != nil {
 		return nil, err
 	}

@@ -188,13 +188,44 @@ func guardsResourceVersion(body json.RawMessage) bool {
 	return false
 }
 
+// onlyBlockMove reports whether a JSON patch touches nothing but the
+// block-move annotation (and the resourceVersion it is guarded with): the
+// one write the add-on makes to a Cluster.
+func onlyBlockMove(body json.RawMessage) bool {
+	var ops []struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value"`
+	}
+	if json.Unmarshal(body, &ops) != nil || len(ops) == 0 {
+		return false
+	}
+	key := "/metadata/annotations/" + strings.ReplaceAll(api.BlockMoveAnnotation, "/", "~1")
+	for _, op := range ops {
+		switch op.Path {
+		case "/metadata/resourceVersion", key:
+		case "/metadata/annotations":
+			m, ok := op.Value.(map[string]any)
+			if _, marks := m[api.BlockMoveAnnotation]; op.Op != "add" || !ok || len(m) != 1 || !marks {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // Scope is what the controller may write: the templates and consumers of
 // the opted-in releases (by namespace, lower-cased plural resource and
-// name), their replacements, the HelmReleases' status, and with leader
-// election its Lease.
+// name), their replacements, the HelmReleases' status, clusterctl's
+// block-move annotation on the Clusters of the fleet's namespaces, and with
+// leader election its Lease.
 type Scope struct {
 	objects  map[string]bool
 	releases map[string]bool
+	// release is the fleet's HelmReleases' name.
+	release string
 	// lease is the controller's leader-election Lease, "namespace/name",
 	// when it runs with leader election.
 	lease string
@@ -219,7 +250,7 @@ func (s Scope) WithStatusOf(releases ...string) Scope {
 // NewScope builds the scope of the fleet's objects and of the HelmReleases
 // named release in the fleet's namespaces.
 func NewScope(objs []ObjectKey, release string) Scope {
-	s := Scope{objects: map[string]bool{}, releases: map[string]bool{}}
+	s := Scope{objects: map[string]bool{}, releases: map[string]bool{}, release: release}
 	for _, o := range objs {
 		s.objects[scopeKey(o.Namespace, resourceOf(o.Kind), o.Name)] = true
 		s.releases[o.Namespace+"/"+release] = true
@@ -251,6 +282,11 @@ func (s Scope) OutOfScope(w Write) string {
 		return ""
 	case r.Subresource != "":
 		return "a write to subresource " + r.Subresource
+	case r.Resource == "clusters":
+		if w.Verb == "patch" && s.releases[r.Namespace+"/"+s.release] && onlyBlockMove(w.RequestObject) {
+			return ""
+		}
+		return "a write to a Cluster other than a patch of clusterctl's block-move annotation in the fleet"
 	case s.objects[scopeKey(r.Namespace, r.Resource, r.Name)]:
 		return ""
 	}

@@ -1,8 +1,14 @@
-package framework
+// Package move plays what a pivot needs with the real Cluster API and
+// Metal3 managers, and runs `clusterctl move` with the clusterctl client
+// library: the provider inventory `clusterctl init` leaves, the
+// provisioning a host's join would bring, and the move itself. The e2e
+// suite and the integration tests share it.
+package move
 
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +30,8 @@ var providers = []struct{ namespace, name, typ, version string }{
 	{"capm3-system", "infrastructure-metal3", "InfrastructureProvider", "v1.13.2"},
 }
 
-// InstallProviders creates the clusterctl provider inventory.
+// InstallProviders creates the clusterctl provider inventory, or leaves
+// it as it is.
 func InstallProviders(ctx context.Context, c client.Client) error {
 	for _, p := range providers {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.namespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -45,7 +52,7 @@ version: %s
 		if err != nil {
 			return err
 		}
-		if err := c.Create(ctx, u); err != nil {
+		if err := c.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("failed to create provider %s: %w", p.name, err)
 		}
 	}
@@ -73,7 +80,7 @@ func PlayProvisioning(ctx context.Context, c client.Client, namespace, cluster s
 		return err
 	}
 	cpName, _, _ := unstructured.NestedString(cl.Object, "spec", "controlPlaneRef", "name")
-	kcp, err := Get(ctx, c, "controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane", namespace, cpName)
+	kcp, err := get(ctx, c, "controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane", namespace, cpName)
 	if err != nil {
 		return err
 	}
@@ -108,7 +115,7 @@ func PlayProvisioning(ctx context.Context, c client.Client, namespace, cluster s
 // them, and they hold the data templates in use (CAPM3's finalizer). The
 // claims move with their Metal3Machines.
 func GiveMachinesClaims(ctx context.Context, c client.Client, namespace string) error {
-	m3ms, err := List(ctx, c, "infrastructure.cluster.x-k8s.io/v1beta1", "Metal3Machine", namespace)
+	m3ms, err := list(ctx, c, "infrastructure.cluster.x-k8s.io/v1beta1", "Metal3Machine", namespace)
 	if err != nil {
 		return err
 	}
@@ -162,7 +169,7 @@ func waitOwned(ctx context.Context, c client.Client, namespace, cluster string) 
 		}
 		pending = ""
 		for _, gvk := range releaseKinds {
-			items, err := List(ctx, c, gvk[0], gvk[1], namespace)
+			items, err := list(ctx, c, gvk[0], gvk[1], namespace)
 			if err != nil {
 				return false, err
 			}
@@ -199,7 +206,7 @@ func ownedBy(o, cluster *unstructured.Unstructured) bool {
 // controller does once the host has joined the workload cluster; move
 // refuses Machines without one.
 func GiveMachinesNodes(ctx context.Context, c client.Client, namespace string) error {
-	machines, err := List(ctx, c, "cluster.x-k8s.io/v1beta2", "Machine", namespace)
+	machines, err := list(ctx, c, "cluster.x-k8s.io/v1beta2", "Machine", namespace)
 	if err != nil {
 		return err
 	}
@@ -224,8 +231,26 @@ var releaseKinds = [][2]string{
 	{"cluster.x-k8s.io/v1beta2", "MachineDeployment"},
 }
 
-// Move runs `clusterctl move` with the clusterctl client library.
-func Move(ctx context.Context, fromKubeconfig, toKubeconfig, namespace string) error {
+// get reads one object.
+func get(ctx context.Context, c client.Client, apiVersion, kind, namespace, name string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	return u, c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u)
+}
+
+// list lists one kind in a namespace.
+func list(ctx context.Context, c client.Client, apiVersion, kind, namespace string) ([]unstructured.Unstructured, error) {
+	l := &unstructured.UnstructuredList{}
+	l.SetAPIVersion(apiVersion)
+	l.SetKind(kind + "List")
+	err := c.List(ctx, l, client.InNamespace(namespace))
+	return l.Items, err
+}
+
+// Run runs `clusterctl move` of namespace with the clusterctl client
+// library.
+func Run(ctx context.Context, fromKubeconfig, toKubeconfig, namespace string) error {
 	c, err := clusterctl.New(ctx, "")
 	if err != nil {
 		return fmt.Errorf("failed to create clusterctl client: %w", err)
@@ -235,4 +260,32 @@ func Move(ctx context.Context, fromKubeconfig, toKubeconfig, namespace string) e
 		ToKubeconfig:   clusterctl.Kubeconfig{Path: toKubeconfig},
 		Namespace:      namespace,
 	})
+}
+
+// RunProvisioned runs `clusterctl move` of namespace once every Machine
+// has its claims and node. The KubeadmControlPlane and MachineSet
+// controllers keep creating Machines; one created after the nodeRefs were
+// written makes move refuse before it has changed anything ("still
+// provisioning"). Such a refusal is answered by giving the new Machines
+// their claims and nodes and moving again, for up to a minute; any other
+// error is returned as it is.
+func RunProvisioned(ctx context.Context, c client.Client, fromKubeconfig, toKubeconfig, namespace string) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if err := GiveMachinesClaims(ctx, c, namespace); err != nil {
+			return err
+		}
+		if err := GiveMachinesNodes(ctx, c, namespace); err != nil {
+			return err
+		}
+		err := Run(ctx, fromKubeconfig, toKubeconfig, namespace)
+		if err == nil || !strings.Contains(err.Error(), "still provisioning") || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
 }
