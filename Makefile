@@ -271,16 +271,16 @@ bench: testbin $(if $(filter helm-controller,$(BENCH_CONTROLLERS)),helm-controll
 bench-preview: testbin ## Time the preview of one release and of a fleet of 100 (real API server and managers).
 	$(GO) test ./internal/preview/ -run '^$$' -bench BenchmarkPreview -benchtime 1x -count 3 -timeout 30m
 
-# The chaos matrix (test/chaos, docs/reliability.md): seven scenarios, kill,
-# restart, race, failover, lossy, tenants and memory, each on a fleet of
+# The chaos matrix (test/chaos, docs/reliability.md): eight scenarios, kill,
+# restart, compact, race, failover, lossy, tenants and memory, each on a fleet of
 # CHAOS_N releases; CHAOS_SCENARIOS picks some of them. test/chaos/config.go
 # lists the other CHAOS_* variables (seed, kill interval, race duration,
 # lease, fault rate, memory's rewrites, timeouts).
 CHAOS_N ?= 200
 CHAOS_KILLS ?= 20
 CHAOS_RESTARTS ?= 2
-CHAOS_SCENARIOS ?= kill restart race failover lossy tenants memory
+CHAOS_SCENARIOS ?= kill restart compact race failover lossy tenants memory
 
 .PHONY: chaos
-chaos: testbin ## Inject faults (SIGKILL, API server restarts, a racing writer, leader failover, a lossy API, hostile tenants, kubeconfig rewrites and large releases) while the add-on corrects a fleet, check the invariants, print the matrix.
+chaos: testbin ## Inject faults (SIGKILL, API server restarts, expired watches, a racing writer, leader failover, a lossy API, hostile tenants, kubeconfig rewrites and large releases) while the add-on corrects a fleet, check the invariants, print the matrix.
 	CHAOS_N="$(CHAOS_N)" CHAOS_KILLS="$(CHAOS_KILLS)" CHAOS_RESTARTS="$(CHAOS_RESTARTS)" CHAOS_SCENARIOS="$(CHAOS_SCENARIOS)" GO="$(GO)" $(GO) run ./test/chaos/cmd/chaos

@@ -70,7 +70,7 @@ func TestMoveWaitsForACorrection(t *testing.T) {
 	}()
 	// clusterctl pauses the Cluster first; give it time to copy, which it
 	// would do now without the move block.
-	g.Eventually(func(g Gomega) bool {
+	g.Eventually(func() bool {
 		select {
 		case err := <-moveDone:
 			StopTrying(fmt.Sprintf("the move ended before it paused the Cluster (error: %v)", err)).Now()

@@ -92,6 +92,11 @@ func (r *run) check(ctx context.Context) error {
 	switch r.scenario {
 	case ScenarioRace, ScenarioKill:
 		return r.checkRace(ctx, writes)
+	case ScenarioCompact:
+		if err := r.checkRelisted(); err != nil {
+			return err
+		}
+		return r.checkRace(ctx, writes)
 	case ScenarioTenants:
 		return r.checkTenants(ctx)
 	case ScenarioMemory:

@@ -16,6 +16,10 @@ const (
 	ScenarioKill = "kill"
 	// ScenarioRestart restarts kube-apiserver on the same etcd.
 	ScenarioRestart = "restart"
+	// ScenarioCompact restarts kube-apiserver on etcd compacted every few
+	// seconds and without a watch cache, so every watch expires and every
+	// informer relists, with objects drifted just before and during it.
+	ScenarioCompact = "compact"
 	// ScenarioRace has another client set templates and references back
 	// while corrections run.
 	ScenarioRace = "race"
@@ -34,7 +38,7 @@ const (
 )
 
 // AllScenarios run, in this order, when CHAOS_SCENARIOS is not set.
-var AllScenarios = []string{ScenarioKill, ScenarioRestart, ScenarioRace, ScenarioFailover, ScenarioLossy, ScenarioTenants, ScenarioMemory}
+var AllScenarios = []string{ScenarioKill, ScenarioRestart, ScenarioCompact, ScenarioRace, ScenarioFailover, ScenarioLossy, ScenarioTenants, ScenarioMemory}
 
 // Config is how the chaos matrix runs, from the CHAOS_* environment
 // variables.
@@ -48,8 +52,8 @@ type Config struct {
 	// KillMin and KillMax bound the controller's run time before each kill,
 	// drawn uniformly (CHAOS_KILL_MIN 1s, CHAOS_KILL_MAX 10s).
 	KillMin, KillMax time.Duration
-	// Restarts is how many times the restart scenario restarts
-	// kube-apiserver (CHAOS_RESTARTS, 2).
+	// Restarts is how many times the restart and compact scenarios
+	// restart kube-apiserver (CHAOS_RESTARTS, 2).
 	Restarts int
 	// RaceFor is how long the other writer of the race scenario runs
 	// (CHAOS_RACE_FOR, 20s).

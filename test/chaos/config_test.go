@@ -22,7 +22,7 @@ func TestConfigFromEnv(t *testing.T) {
 			g.Expect(c.N).To(Equal(200))
 			g.Expect(c.Kills).To(Equal(20))
 			g.Expect(c.Restarts).To(Equal(2))
-			g.Expect(c.Scenarios).To(Equal([]string{ScenarioKill, ScenarioRestart, ScenarioRace, ScenarioFailover, ScenarioLossy, ScenarioTenants, ScenarioMemory}))
+			g.Expect(c.Scenarios).To(Equal([]string{ScenarioKill, ScenarioRestart, ScenarioCompact, ScenarioRace, ScenarioFailover, ScenarioLossy, ScenarioTenants, ScenarioMemory}))
 			g.Expect(c.Lease).To(Equal(15 * time.Second))
 			g.Expect(c.FaultRate).To(Equal(0.05))
 			g.Expect(c.KillMin).To(Equal(time.Second))
@@ -62,7 +62,7 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "zero kills is allowed", env: map[string]string{"CHAOS_KILLS": "0"}, check: func(g Gomega, c Config) {
 			g.Expect(c.Kills).To(BeZero())
 		}},
-		{name: "unknown scenario", env: map[string]string{"CHAOS_SCENARIOS": "kill partition"}, wantErr: `"partition" is not one of kill, restart, race, failover, lossy`},
+		{name: "unknown scenario", env: map[string]string{"CHAOS_SCENARIOS": "kill partition"}, wantErr: `"partition" is not one of kill, restart, compact, race, failover, lossy`},
 		{name: "a fault rate above 1", env: map[string]string{"CHAOS_FAULT_RATE": "5"}, wantErr: "CHAOS_FAULT_RATE"},
 		{name: "a fault rate that is not a number", env: map[string]string{"CHAOS_FAULT_RATE": "5%"}, wantErr: "CHAOS_FAULT_RATE"},
 		{name: "bad lease", env: map[string]string{"CHAOS_LEASE": "0s"}, wantErr: "CHAOS_LEASE"},

@@ -11,7 +11,9 @@
 // bodies of that user's writes (audit.go). The faults (faults.go) are: SIGKILL
 // of the controller at random points, each just after some objects were
 // drifted afresh (killdrift.go), restarts of kube-apiserver on the same
-// etcd, another writer setting templates and references back while
+// etcd, the same restarts on etcd compacted every 2 s without a watch
+// cache, so that every watch expires and every informer relists while
+// objects are drifted afresh (compact.go), another writer setting templates and references back while
 // corrections run, SIGKILL of the leader of two replicas with leader
 // election (failover.go), a proxy on 127.0.0.1 that answers a seeded
 // share of the controller's requests with 500 or 429 or stalls them
@@ -31,8 +33,10 @@
 // releases, their replacements, the HelmRelease status and events. The
 // failover and lossy scenarios also check that no change was stored twice
 // (doublewrite.go), that the other replica took the Lease over, and that
-// the lossy run's requests stay within twice the fault-free run's; race
-// and kill that the add-on neither looped nor lost an update; tenants that
+// the lossy run's requests stay within twice the fault-free run's; race,
+// kill and compact that the add-on neither looped nor lost an update
+// (compact also that nothing was stored twice, and that the informers did
+// relist); tenants that
 // every hostile release got its reason and that no Secret request and no
 // target read or write used the controller's own identity; memory that the
 // peak RSS stayed under half the chart's default memory limit.

@@ -17,6 +17,8 @@ func (r *run) inject(ctx context.Context) error {
 		err = r.kill(ctx)
 	case ScenarioRestart:
 		err = r.restartAPIServer(ctx)
+	case ScenarioCompact:
+		err = r.compact(ctx)
 	case ScenarioRace:
 		err = r.race(ctx)
 	case ScenarioFailover:

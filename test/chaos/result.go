@@ -35,6 +35,9 @@ type Result struct {
 	// and the controller's stored writes to the same objects.
 	OtherWrites int `json:"otherWrites,omitempty"`
 	Corrections int `json:"corrections,omitempty"`
+	// Relists is the compact scenario's: the controller's informers' lists
+	// after its watches expired, from the audit log.
+	Relists int `json:"relists,omitempty"`
 	// Takeover is the failover scenario's, as the Lease tells it.
 	Takeover *Takeover `json:"takeover,omitempty"`
 	// Identity and Hostile are the tenants scenario's: the controller's
@@ -149,8 +152,11 @@ func PrintMatrix(w io.Writer, results []Result) {
 		"other writer / corrections\ttakeover / lease\trequests / fault-free\tpeak RSS\tmemory before → after")
 	for _, r := range rows(results) {
 		race := "-"
-		if r.Scenario == ScenarioRace || r.Scenario == ScenarioKill {
+		switch r.Scenario {
+		case ScenarioRace, ScenarioKill:
 			race = fmt.Sprintf("%d / %d", r.OtherWrites, r.Corrections)
+		case ScenarioCompact:
+			race = fmt.Sprintf("%d / %d (%d relists)", r.OtherWrites, r.Corrections, r.Relists)
 		}
 		conv := "-"
 		if r.ConvergeSeconds > 0 || r.Violations[InvConverged] == nil {

@@ -64,6 +64,8 @@ type run struct {
 	// Valid after the fault: when it stopped, and what the scenario accepts
 	// as converged besides TemplatesInSync=True.
 	faultsDone time.Time
+	// faultsFrom is when the compact scenario's faults began.
+	faultsFrom time.Time
 	accept     func(hr *helmv2.HelmRelease, c *metav1.Condition) bool
 
 	// Valid after the race fault: the objects the other writer set back,
@@ -127,6 +129,11 @@ func (r *run) startControlPlane(ctx context.Context) error {
 	flags, auditLog, err := harness.AuditFlags(r.dir, auditPolicy)
 	if err != nil {
 		return err
+	}
+	if r.scenario == ScenarioCompact {
+		for k, v := range compactFlags() {
+			flags[k] = v
+		}
 	}
 	env, err := testenv.StartWith("chaos-"+r.scenario, testenv.Options{ProviderCRDs: true, APIServerFlags: flags})
 	if err != nil {
@@ -263,7 +270,19 @@ func (r *run) pending(ctx context.Context) (map[string]int, error) {
 	if want := r.cfg.N + r.added; len(list.Items) != want {
 		return nil, fmt.Errorf("found %d HelmReleases, want %d", len(list.Items), want)
 	}
-	return Pending(list.Items, r.accept), nil
+	pending := Pending(list.Items, r.accept)
+	if r.scenario == ScenarioCompact {
+		// A release whose informers missed a drift reports itself in sync:
+		// the drifts themselves must be healed.
+		n, err := r.unhealed(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			pending[unhealedReason] = n
+		}
+	}
+	return pending, nil
 }
 
 // stop stops the controller and the control plane, and removes the audit
