@@ -12,6 +12,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
@@ -86,7 +87,10 @@ func settle(b *testing.B) {
 func previewAll(b *testing.B, hrs []*helmv2.HelmRelease, values map[string]any) (objects int) {
 	b.Helper()
 	env := shared.Env(b)
-	c, err := client.New(previewer, client.Options{Scheme: env.Client.Scheme()})
+	// The command's --kube-api-qps and --kube-api-burst defaults.
+	cfg := rest.CopyConfig(previewer)
+	cfg.QPS, cfg.Burst = 50, 300
+	c, err := client.New(cfg, client.Options{Scheme: env.Client.Scheme()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,7 +98,7 @@ func previewAll(b *testing.B, hrs []*helmv2.HelmRelease, values map[string]any) 
 	if err != nil {
 		b.Fatal(err)
 	}
-	cluster, err := render.NewCluster(previewer)
+	cluster, err := render.NewCluster(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -110,7 +114,7 @@ func previewAll(b *testing.B, hrs []*helmv2.HelmRelease, values map[string]any) 
 		proposed := hr.DeepCopy()
 		proposed.Spec.Values = &apiextensionsv1.JSON{Raw: raw}
 		rep, err := preview.Run(context.Background(), preview.Request{HelmRelease: proposed, Local: c, Target: c,
-			TargetConfig: previewer, Cluster: cluster, Kinds: kinds, Now: time.Now()})
+			TargetConfig: cfg, Cluster: cluster, Kinds: kinds, Now: time.Now()})
 		if err != nil {
 			b.Fatal(err)
 		}
