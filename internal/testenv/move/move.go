@@ -8,7 +8,6 @@ package move
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -266,9 +265,9 @@ func Run(ctx context.Context, fromKubeconfig, toKubeconfig, namespace string) er
 // has its claims and node. The KubeadmControlPlane and MachineSet
 // controllers keep creating Machines; one created after the nodeRefs were
 // written makes move refuse before it has changed anything ("still
-// provisioning"). Such a refusal is answered by giving the new Machines
-// their claims and nodes and moving again, for up to a minute; any other
-// error is returned as it is.
+// provisioning"), or a Machine deleted during its discovery makes it fail
+// reading it. Either is answered by giving the Machines their claims and
+// nodes and moving again, for up to a minute.
 func RunProvisioned(ctx context.Context, c client.Client, fromKubeconfig, toKubeconfig, namespace string) error {
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -279,7 +278,7 @@ func RunProvisioned(ctx context.Context, c client.Client, fromKubeconfig, toKube
 			return err
 		}
 		err := Run(ctx, fromKubeconfig, toKubeconfig, namespace)
-		if err == nil || !strings.Contains(err.Error(), "still provisioning") || time.Now().After(deadline) {
+		if err == nil || time.Now().After(deadline) {
 			return err
 		}
 		select {
