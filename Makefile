@@ -257,7 +257,7 @@ helm-controller-bin: testbin ## Build helm-controller only (cached), for `make b
 # API server serves). test/scale/config.go lists the other BENCH_*
 # variables (resync, window, extra controller flags, ...).
 BENCH_N ?= 100 300 1000
-BENCH_CONTROLLERS ?= template-drift-controller helm-controller
+BENCH_CONTROLLERS ?= template-drift-controller lockdown helm-controller
 BENCH_FLEETS ?= full
 
 .PHONY: bench

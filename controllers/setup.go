@@ -47,7 +47,11 @@ type Config struct {
 	// DefaultServiceAccount and KubeConfigOpts reach targets as
 	// helm-controller does.
 	DefaultServiceAccount string
-	KubeConfigOpts        runtimeclient.KubeConfigOptions
+	// AccessReviewTTL is apply.Targets.ReviewTTL: how long an
+	// impersonated account's allowed review is trusted for cached reads
+	// (0: its reads are live).
+	AccessReviewTTL time.Duration
+	KubeConfigOpts  runtimeclient.KubeConfigOptions
 	// Events records events with metadata (Flux's recorder in production).
 	Events events.AnnotatedEventRecorder
 	// Metrics is the registry the add-on's metrics go to.
@@ -90,6 +94,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	releases := release.NewReaderWithMemo(cfg.MaxManifestBytes, memoBytes)
 	targets := &apply.Targets{Local: apply.LogWarningsOnce(rest.CopyConfig(mgr.GetConfig())), Reader: mgr.GetAPIReader(),
 		Scheme: mgr.GetScheme(), Mapper: served, DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts,
+		ReviewTTL: cfg.AccessReviewTTL,
 		// A client that goes takes the releases read through it along.
 		Evicted: releases.Forget}
 	if cached != nil {

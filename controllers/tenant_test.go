@@ -22,8 +22,15 @@ import (
 // its own account, and nothing is written there: the pass reads and writes
 // only as the tenant.
 func TestTenantTemplateInAnotherNamespace(t *testing.T) {
-	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa"},
-		asProduction("tenant"))
+	// Served from the informers where the tenant's access reviews allow
+	// (reviewedReads) or read live as the tenant: the same refusal.
+	for name, how := range map[string]option{"live": asProduction("tenant"), "reviewed": reviewedReads("tenant")} {
+		t.Run(name, func(t *testing.T) { tenantTemplateInAnotherNamespace(t, how) })
+	}
+}
+
+func tenantTemplateInAnotherNamespace(t *testing.T, how option) {
+	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa"}, how)
 	g := w.g
 	other := w.ns + "-victim"
 	g.Expect(env.Client.Create(w.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}})).To(Succeed())

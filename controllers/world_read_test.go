@@ -24,6 +24,22 @@ type readCounts struct {
 	// cachedKinds records the kinds and versions read from the informers:
 	// each is an informer holding every object of the kind.
 	cachedKinds sync.Map
+	// asAccount records the method and path of every request a reviewed
+	// world's targets made (as the impersonated account).
+	asAccount struct {
+		sync.Mutex
+		requests []string
+	}
+}
+
+// accountRequests returns the requests recorded in asAccount since the
+// last call.
+func (w *world) accountRequests() []string {
+	w.asAccount.Lock()
+	defer w.asAccount.Unlock()
+	out := w.asAccount.requests
+	w.asAccount.requests = nil
+	return out
 }
 
 func (w *world) get(apiVersion, kind, name string) *unstructured.Unstructured {

@@ -2,12 +2,14 @@ package controllers_test
 
 import (
 	"context"
+	"net/http"
 	"sync/atomic"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -98,6 +100,25 @@ func (tc *targetClient) wrap(c client.WithWatch) client.WithWatch {
 	})
 }
 
+// recordingConfig is env's config with every request recorded in
+// w.asAccount.
+func (w *world) recordingConfig() *rest.Config {
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			w.asAccount.Lock()
+			w.asAccount.requests = append(w.asAccount.requests, r.Method+" "+r.URL.Path)
+			w.asAccount.Unlock()
+			return rt.RoundTrip(r)
+		})
+	})
+	return cfg
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 // staticTarget resolves every HelmRelease to one target.
 type staticTarget struct{ t *apply.Target }
 
@@ -120,8 +141,16 @@ func (w *world) reconciler(how reach) *controllers.HelmReleaseReconciler {
 	}
 	var targets pipeline.TargetResolver = staticTarget{t: target}
 	if how.production {
-		targets = &apply.Targets{Local: env.Config, Reader: env.Client, Scheme: testenv.Scheme(),
+		tg := &apply.Targets{Local: env.Config, Reader: env.Client, Scheme: testenv.Scheme(),
 			DefaultServiceAccount: how.defaultServiceAccount}
+		if how.reviewed {
+			// As under the chart's lockdown: the controller may not
+			// read Secrets, so its informers hold none.
+			cached := w.cachedReader()
+			cached.SecretMetadata = false
+			tg.Cached, tg.ReviewTTL, tg.Local = cached, 5*time.Minute, w.recordingConfig()
+		}
+		targets = tg
 	}
 	return &controllers.HelmReleaseReconciler{
 		Client: env.Client,

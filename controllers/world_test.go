@@ -62,6 +62,9 @@ type reach struct {
 	// cached reads the target through informers, as production reads the
 	// local cluster as the controller's own identity (see cachedReader).
 	cached bool
+	// reviewed (with production) serves an impersonated account's reads
+	// from informers where its access reviews allow (apply.ReviewedReader).
+	reviewed bool
 }
 
 // option changes how the add-on reaches a world.
@@ -78,6 +81,15 @@ func inOwnNamespace() option { return func(r *reach) { r.ownNamespace = true } }
 // defaultServiceAccount as --default-service-account ("" for none).
 func asProduction(defaultServiceAccount string) option {
 	return func(r *reach) { r.production, r.defaultServiceAccount = true, defaultServiceAccount }
+}
+
+// reviewedReads resolves targets as production does with
+// defaultServiceAccount, and serves the account's reads from informers
+// where a SelfSubjectAccessReview allows them.
+func reviewedReads(defaultServiceAccount string) option {
+	return func(r *reach) {
+		r.production, r.defaultServiceAccount, r.reviewed = true, defaultServiceAccount, true
+	}
 }
 
 // cachedReads reads the target through informers.

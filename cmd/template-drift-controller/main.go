@@ -47,6 +47,7 @@ type flags struct {
 	templateKinds                       []string
 	resyncInterval, deleteWait          time.Duration
 	defaultServiceAccount               string
+	accessReviewTTL                     time.Duration
 	maxManifestBytes                    int
 	maxReleaseCacheBytes                int64
 	gracefulShutdown                    time.Duration
@@ -75,6 +76,8 @@ func parseFlags(args []string) (*flags, error) {
 	fs.DurationVar(&f.deleteWait, "recreate-delete-wait", 10*time.Second, "How long a recreate waits for the old template to be gone.")
 	fs.StringVar(&f.defaultServiceAccount, "default-service-account", "",
 		"The service account impersonated for HelmReleases that name none (as helm-controller's flag).")
+	fs.DurationVar(&f.accessReviewTTL, "access-review-ttl", apply.DefaultReviewTTL,
+		"How long an impersonated account's permission to list a kind in a namespace (a SelfSubjectAccessReview) is trusted, so that its passes read that kind from the controller's informers; 0 reads live as the account.")
 	fs.IntVar(&f.maxManifestBytes, "max-manifest-bytes", manifest.DefaultMaxManifestBytes, "The largest release manifest parsed.")
 	fs.Int64Var(&f.maxReleaseCacheBytes, "max-release-cache-bytes", release.DefaultMemoBytes,
 		"The bytes of decoded releases kept between passes (their manifests, mostly); 0 decodes every pass's release again.")
@@ -213,7 +216,7 @@ func run(f *flags) error {
 	ctx := ctrl.SetupSignalHandler()
 	watchKinds, err := controllers.Setup(ctx, mgr, controllers.Config{
 		Kinds: kinds, MaxManifestBytes: f.maxManifestBytes, MaxReleaseCacheBytes: releaseCacheBytes(f.maxReleaseCacheBytes), DeleteWait: f.deleteWait, ResyncInterval: f.resyncInterval,
-		DefaultServiceAccount: f.defaultServiceAccount, KubeConfigOpts: f.kubeConfig,
+		DefaultServiceAccount: f.defaultServiceAccount, AccessReviewTTL: f.accessReviewTTL, KubeConfigOpts: f.kubeConfig,
 		Events: recorder, Metrics: ctrlmetrics.Registry,
 		MaxConcurrentReconciles: f.concurrent, RateLimiter: helper.GetRateLimiter(f.rateLimiter),
 	})

@@ -76,6 +76,20 @@ func (r *CachedReader) Get(ctx context.Context, key client.ObjectKey, obj client
 	if !r.cached(obj) {
 		return r.Live.Get(ctx, key, obj, opts...)
 	}
+	return r.getCached(ctx, key, obj, opts...)
+}
+
+// List implements client.Reader.
+func (r *CachedReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if !r.cached(list) {
+		return r.Live.List(ctx, list, opts...)
+	}
+	return r.listCached(ctx, list, opts...)
+}
+
+// getCached and listCached read from the informers, for a kind cached
+// reports held.
+func (r *CachedReader) getCached(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	ctx, cancel := context.WithTimeout(ctx, cacheReadTimeout)
 	defer cancel()
 	if err := r.Cache.Get(ctx, key, obj, opts...); err != nil {
@@ -84,11 +98,7 @@ func (r *CachedReader) Get(ctx context.Context, key client.ObjectKey, obj client
 	return nil
 }
 
-// List implements client.Reader.
-func (r *CachedReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	if !r.cached(list) {
-		return r.Live.List(ctx, list, opts...)
-	}
+func (r *CachedReader) listCached(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	ctx, cancel := context.WithTimeout(ctx, cacheReadTimeout)
 	defer cancel()
 	if err := r.Cache.List(ctx, list, opts...); err != nil {

@@ -33,7 +33,7 @@ func (nopReader) List(context.Context, client.ObjectList, ...client.ListOption) 
 func TestTargetsNoticeReads(t *testing.T) {
 	g := NewWithT(t)
 	var seen []schema.GroupVersionKind
-	targets := &Targets{Local: &rest.Config{Host: "https://127.0.0.1:1"}, Cached: nopReader{},
+	targets := &Targets{Local: &rest.Config{Host: "https://127.0.0.1:1"}, Cached: &CachedReader{Cache: nopReader{}, Live: nopReader{}, Kinds: map[schema.GroupKind]bool{{Group: "infrastructure.cluster.x-k8s.io", Kind: "Metal3MachineTemplate"}: true}},
 		Notice: func(gvk schema.GroupVersionKind) { seen = append(seen, gvk) }}
 	m3mt := schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Kind: "Metal3MachineTemplate"}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
@@ -44,7 +45,8 @@ type Target struct {
 	Client client.Client
 	// Reader, when set, serves the pass's reads from informers (a
 	// *CachedReader, for the local cluster as the controller's own
-	// identity). Writes carry the resourceVersion they read, so a read
+	// identity; a *ReviewedReader, as an impersonated account, for what it
+	// may list). Writes carry the resourceVersion they read, so a read
 	// that lags is refused as a conflict and the pass runs again.
 	Reader client.Reader
 	// Secrets feeds Helm's storage driver.
@@ -110,7 +112,13 @@ type Targets struct {
 	KubeConfigOpts runtimeclient.KubeConfigOptions
 	// Cached, when set, serves the reads of the local cluster as the
 	// controller's own identity (no impersonation) from informers.
-	Cached client.Reader
+	Cached *CachedReader
+	// ReviewTTL, when positive, serves the reads of an impersonated
+	// account on the local cluster from Cached too, for the kinds and
+	// namespaces a SelfSubjectAccessReview made as the account allows it
+	// to list, each allowed answer kept this long (ReviewedReader). When
+	// 0, such reads are made live as the account.
+	ReviewTTL time.Duration
 	// Notice, when set, is told the kind and version of every object a
 	// pass reads from the local cluster, whatever the identity: the
 	// controller starts its watches from it.
@@ -218,8 +226,15 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 	if !remote {
 		tg.notice = t.Notice
 	}
-	if key == "local" && t.Cached != nil {
+	switch {
+	case remote || t.Cached == nil:
+	case key == "local":
 		tg.Reader = t.Cached
+	case t.ReviewTTL > 0:
+		// An impersonated account: what it may list comes from the
+		// informers, everything else live as the account.
+		tg.Reader = &ReviewedReader{Cached: t.Cached, Live: retryingReader{c}, Mapper: opts.Mapper,
+			Reviews: NewAccessReviews(cs.AuthorizationV1().SelfSubjectAccessReviews(), t.ReviewTTL)}
 	}
 	t.cache.put(id, tg)
 	return tg, nil

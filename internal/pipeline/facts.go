@@ -128,7 +128,7 @@ func (p *pass) readRelease(ctx context.Context) (*release.Release, manifest.Obje
 	if snap == nil {
 		return nil, manifest.Objects{}, fmt.Errorf("%w: HelmRelease has no release in its history", release.ErrReleaseNotFound)
 	}
-	rel, err := p.engine.Releases.Get(ctx, p.source(), p.hr.GetStorageNamespace(), release.Name(p.hr), snap.Version)
+	rel, err := p.engine.Releases.GetIn(ctx, p.source(), p.hr.GetStorageNamespace(), release.Name(p.hr), snap.Version, p.stored)
 	if err != nil {
 		return nil, manifest.Objects{}, err
 	}

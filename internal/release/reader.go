@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	helmv1 "helm.sh/helm/v4/pkg/release/v1"
@@ -92,6 +93,24 @@ func (r *Reader) Get(ctx context.Context, src Source, storageNS, name string, ve
 		r.memo.put(e)
 	}
 	return e.result()
+}
+
+// GetIn is Get for a pass that has just listed the release's Secrets
+// (Stored): when stored has the version, the memo is looked up by the UID
+// and resourceVersion listed, without reading the Secret's metadata again.
+// Where the add-on reads storage live (as an impersonated account, or on a
+// remote cluster) that is one request fewer a pass. A version stored does
+// not have is read as Get reads it.
+func (r *Reader) GetIn(ctx context.Context, src Source, storageNS, name string, version int, stored []Stored) (*Release, error) {
+	i := slices.IndexFunc(stored, func(s Stored) bool { return s.Version == version })
+	if i < 0 || stored[i].UID == "" || src.Secrets == nil {
+		return r.Get(ctx, src, storageNS, name, version)
+	}
+	key := memoKey{source: src.Key, namespace: storageNS, name: SecretName(name, version)}
+	if e, ok := r.memo.get(key, stored[i].UID, stored[i].ResourceVersion); ok {
+		return e.result()
+	}
+	return r.Get(ctx, src, storageNS, name, version)
 }
 
 // lookup reads the Secret's metadata only and returns the memo entry decoded

@@ -350,3 +350,65 @@ func (p *pruningReader) List(ctx context.Context, list client.ObjectList, opts .
 	p.once.Do(p.prune)
 	return err
 }
+
+// metaCounter counts the metadata reads a Reader makes through it.
+type metaCounter struct {
+	client.Reader
+	gets, lists int
+}
+
+func (m *metaCounter) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	m.gets++
+	return m.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (m *metaCounter) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	m.lists++
+	return m.Reader.List(ctx, list, opts...)
+}
+
+// TestGetIn: a pass that has listed storage reads a memoized release with
+// no further request; a Secret changed since it was memoized is decoded
+// again, and a version the listing lacks is read as Get reads it.
+func TestGetIn(t *testing.T) {
+	g := NewWithT(t)
+	env, cs := clusterEnv(t)
+	ns := newNamespace(t, cs)
+	meta := &metaCounter{Reader: env.Client}
+	src := release.Source{Secrets: cs.CoreV1(), Meta: meta, Key: "local"}
+	st := helmStorage(cs, ns)
+	rls := helmRelease("app", 1, common.StatusDeployed, "ssa")
+	g.Expect(st.Create(rls)).To(Succeed())
+	r := release.NewReader(1 << 20)
+
+	stored, err := r.Stored(t.Context(), src, ns, "app")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(stored).To(HaveLen(1))
+	g.Expect(stored[0].UID).NotTo(BeEmpty())
+	_, err = r.GetIn(t.Context(), src, ns, "app", 1, stored)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(release.DecodeCount(r)).To(BeEquivalentTo(1))
+
+	meta.gets, meta.lists = 0, 0
+	got, err := r.GetIn(t.Context(), src, ns, "app", 1, stored)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got.Manifest).To(Equal(testManifest))
+	g.Expect(meta.gets).To(BeZero(), "the memo is looked up with the listed metadata")
+	g.Expect(release.DecodeCount(r)).To(BeEquivalentTo(1))
+
+	rls.Info.Status = common.StatusSuperseded
+	g.Expect(st.Update(rls)).To(Succeed())
+	stored, err = r.Stored(t.Context(), src, ns, "app")
+	g.Expect(err).NotTo(HaveOccurred())
+	got, err = r.GetIn(t.Context(), src, ns, "app", 1, stored)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got.Status).To(Equal("superseded"))
+	g.Expect(release.DecodeCount(r)).To(BeEquivalentTo(2), "a Secret changed since the memo is decoded again")
+
+	meta.gets = 0
+	g.Expect(st.Create(helmRelease("app", 2, common.StatusDeployed, "ssa"))).To(Succeed())
+	got, err = r.GetIn(t.Context(), src, ns, "app", 2, stored)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got.Version).To(Equal(2))
+	g.Expect(meta.gets).To(Equal(1), "a version the listing lacks is read as Get reads it")
+}

@@ -10,6 +10,7 @@ import (
 	"helm.sh/helm/v4/pkg/release/common"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -22,6 +23,10 @@ type Stored struct {
 	// Status is Helm's status of that version, e.g. "deployed",
 	// "superseded", "failed", "pending-upgrade".
 	Status string
+	// UID and ResourceVersion are its Secret's, as listed: GetIn looks
+	// the memo up with them instead of reading the Secret's metadata again.
+	UID             types.UID
+	ResourceVersion string
 }
 
 // Stored lists the versions of release name kept in storageNS, newest
@@ -45,7 +50,7 @@ func (r *Reader) Stored(ctx context.Context, src Source, storageNS, name string)
 		if err != nil || item.Name != SecretName(name, v) {
 			continue // not a Secret Helm's driver wrote for this release
 		}
-		out = append(out, Stored{Version: v, Status: item.Labels["status"]})
+		out = append(out, Stored{Version: v, Status: item.Labels["status"], UID: item.UID, ResourceVersion: item.ResourceVersion})
 	}
 	slices.SortFunc(out, func(a, b Stored) int { return b.Version - a.Version })
 	return out, nil
@@ -70,7 +75,7 @@ func (r *Reader) PreviousDeployed(ctx context.Context, src Source, storageNS, na
 // earlier in the same pass, so that the pass lists storage once.
 func (r *Reader) PreviousDeployedIn(ctx context.Context, src Source, storageNS, name string, before int, stored []Stored) (*Release, error) {
 	for _, v := range deployedVersions(stored, before) {
-		rel, err := r.Get(ctx, src, storageNS, name, v)
+		rel, err := r.GetIn(ctx, src, storageNS, name, v, stored)
 		if errors.Is(err, ErrReleaseNotFound) {
 			continue // pruned since the list; try the next older one
 		}

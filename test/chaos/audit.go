@@ -14,13 +14,17 @@ import (
 // ControllerUser is the user the controller runs as in the chaos harness.
 const ControllerUser = "template-drift-controller-chaos"
 
-// auditPolicy logs the controller user's writes at the Request level (the
-// body is the evidence of each precondition) and every other request at the
-// Metadata level, as the scale benchmark does.
+// auditPolicy logs the controller user's access reviews with their answers
+// (the identity invariant checks them), its writes at the Request level
+// (the body is the evidence of each precondition) and every other request
+// at the Metadata level, as the scale benchmark does.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
 rules:
+- level: RequestResponse
+  users: ["` + ControllerUser + `"]
+  resources: [{group: "authorization.k8s.io", resources: ["selfsubjectaccessreviews"]}]
 - level: Request
   users: ["` + ControllerUser + `"]
   verbs: ["create", "update", "patch", "delete", "deletecollection"]
@@ -60,7 +64,8 @@ var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollecti
 func (w Write) IsWrite() bool { return slices.Contains(writeVerbs, w.Verb) }
 
 // ReadWrites reads the audit log at path and returns the completed,
-// non-dry-run writes of user, impersonating or not, in order.
+// non-dry-run writes of user, impersonating or not, in order. Access
+// reviews, creates that store nothing, are not writes.
 func ReadWrites(path, user string) ([]Write, error) {
 	reqs, err := ReadRequests(path, user)
 	if err != nil {
@@ -68,7 +73,7 @@ func ReadWrites(path, user string) ([]Write, error) {
 	}
 	var out []Write
 	for _, r := range reqs {
-		if r.IsWrite() && !r.IsDryRun() {
+		if r.IsWrite() && !r.IsDryRun() && !slices.Contains(reviews, r.ObjectRef.Resource) {
 			out = append(out, r.Write)
 		}
 	}

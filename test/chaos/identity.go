@@ -1,10 +1,13 @@
 package chaos
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
 )
 
 // ownResources are what the controller reads and writes as itself under
@@ -22,13 +25,18 @@ type IdentityCounts struct {
 	// Watches are the list and watch requests of the template and consumer
 	// kinds as itself, and of the metadata of CustomResourceDefinitions:
 	// the change notifications (controllers/dynamicwatches.go, servedkinds.go),
-	// whose objects only map a change to its HelmRelease; no impersonated
-	// pass reads them.
+	// whose objects only map a change to its HelmRelease; an impersonated
+	// pass reads from them only what its account's access review allowed.
 	Watches int `json:"watches"`
 	// Impersonated are requests as a tenant's account, and Refused those
 	// the API server refused that account (403).
 	Impersonated int `json:"impersonated"`
 	Refused      int `json:"refused"`
+	// Reviews are the access reviews made as a tenant's account (whether
+	// it may list a kind, before its pass reads the kind from the
+	// informers), and Allowed those the API server allowed.
+	Reviews int `json:"reviews"`
+	Allowed int `json:"allowed"`
 }
 
 // IdentityResult is CheckIdentity's answer.
@@ -41,8 +49,9 @@ type IdentityResult struct {
 // itself only its own resources, discovery, and the list and watch of
 // other kinds (never a Secret, never a get or write of a target); as a
 // tenant's account (system:serviceaccount:<ns>:<sa>) nothing that the API
-// server let through in another namespace or cluster-wide, and no stored
-// write for a release of a hostile namespace.
+// server let through in another namespace or cluster-wide, no access review
+// but whether it may list, none allowed outside its namespace, and no
+// stored write for a release of a hostile namespace.
 func CheckIdentity(reqs []Request, hostile map[string]bool) IdentityResult {
 	var res IdentityResult
 	violate := func(r Request, why string) {
@@ -72,6 +81,9 @@ func CheckIdentity(reqs []Request, hostile map[string]bool) IdentityResult {
 		switch {
 		case !ok:
 			violate(r, "impersonated "+r.ImpersonatedUser+", not a service account")
+		case ref.Resource == "selfsubjectaccessreviews":
+			res.Counts.Reviews++
+			checkReview(r, ns, &res.Counts, violate)
 		case ref.Resource == "":
 			// Discovery, as the account.
 		case ref.Namespace != ns && !refused:
@@ -81,6 +93,37 @@ func CheckIdentity(reqs []Request, hostile map[string]bool) IdentityResult {
 		}
 	}
 	return res
+}
+
+// checkReview checks an access review made as the account of namespace
+// ns: it asks whether the account may list a kind (the only question a
+// pass asks before it reads from the informers), and an allowed answer is
+// for ns only: the tenants' Roles grant nothing elsewhere, so an answer
+// allowing more would have come from another identity's rights.
+func checkReview(r Request, ns string, counts *IdentityCounts, violate func(Request, string)) {
+	var req, resp authorizationv1.SelfSubjectAccessReview
+	if err := json.Unmarshal(r.RequestObject, &req); err != nil || req.Spec.ResourceAttributes == nil {
+		violate(r, "an access review whose question the audit log does not show")
+		return
+	}
+	attrs := req.Spec.ResourceAttributes
+	if attrs.Verb != "list" {
+		violate(r, fmt.Sprintf("an access review of %q; a pass asks only whether it may list", attrs.Verb))
+	}
+	if r.ResponseStatus.Code != http.StatusCreated {
+		return // unanswered: the pass reads live
+	}
+	if err := json.Unmarshal(r.ResponseObject, &resp); err != nil {
+		violate(r, "an access review whose answer the audit log does not show")
+		return
+	}
+	if !resp.Status.Allowed {
+		return
+	}
+	counts.Allowed++
+	if attrs.Namespace != ns {
+		violate(r, fmt.Sprintf("an access review allowed %s to list %s in %q", r.ImpersonatedUser, attrs.Resource, attrs.Namespace))
+	}
 }
 
 // accountNamespace returns the namespace of a service account's user name.

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"strconv"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -11,6 +12,14 @@ func TestCheckIdentity(t *testing.T) {
 		r := Request{ImpersonatedUser: as}
 		r.Verb, r.ObjectRef.Resource, r.ObjectRef.Namespace, r.ObjectRef.Name, r.ResponseStatus.Code = verb, resource, ns, name, code
 		r.RequestURI = "/apis/x/" + resource
+		return r
+	}
+	review := func(verb, ns string, code int, allowed bool, as string) Request {
+		r := req("create", "selfsubjectaccessreviews", "", "", code, as)
+		r.RequestObject = []byte(`{"spec":{"resourceAttributes":{"namespace":"` + ns + `","verb":"` + verb + `","group":"cluster.x-k8s.io","resource":"machinedeployments"}}}`)
+		if code == 201 {
+			r.ResponseObject = []byte(`{"status":{"allowed":` + strconv.FormatBool(allowed) + `}}`)
+		}
 		return r
 	}
 	const tenantA, tenantH = "system:serviceaccount:fleet-a:tenant", "system:serviceaccount:hostile:tenant"
@@ -58,6 +67,21 @@ func TestCheckIdentity(t *testing.T) {
 		}()},
 		want:       IdentityCounts{Impersonated: 2},
 		violations: 1,
+	}, {
+		name: "access reviews as a tenant: allowed in its namespace, denied or unanswered elsewhere",
+		reqs: []Request{review("list", "fleet-a", 201, true, tenantA), review("list", "fleet-b", 201, false, tenantA),
+			review("list", "fleet-b", 500, false, tenantA)},
+		want: IdentityCounts{Impersonated: 3, Reviews: 3, Allowed: 1},
+	}, {
+		name:       "an access review that allowed a tenant another namespace",
+		reqs:       []Request{review("list", "fleet-b", 201, true, tenantA)},
+		want:       IdentityCounts{Impersonated: 1, Reviews: 1, Allowed: 1},
+		violations: 1,
+	}, {
+		name:       "an access review of a write, or without its question or answer",
+		reqs:       []Request{review("patch", "fleet-a", 201, false, tenantA), func() Request { r := review("list", "fleet-a", 201, true, tenantA); r.RequestObject = nil; return r }(), func() Request { r := review("list", "fleet-a", 201, true, tenantA); r.ResponseObject = nil; return r }()},
+		want:       IdentityCounts{Impersonated: 3, Reviews: 3},
+		violations: 3,
 	}, {
 		name:       "impersonating a user that is no service account",
 		reqs:       []Request{req("get", "metal3machinetemplates", "fleet-a", "md", 200, "admin")},

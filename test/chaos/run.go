@@ -150,7 +150,7 @@ func (r *run) startControlPlane(ctx context.Context) error {
 	}
 	switch r.scenario {
 	case ScenarioTenants:
-		if err := bindLockdownRole(ctx, env); err != nil {
+		if err := scale.BindLockdownRole(ctx, env, ControllerUser); err != nil {
 			return err
 		}
 	case ScenarioFailover:
@@ -209,7 +209,7 @@ func (r *run) startReplica(name string) (*testenv.Process, error) {
 		flags = append(flags, leaderElectionFlags(r.cfg.Lease)...)
 		env = append(env, "RUNTIME_NAMESPACE="+runtimeNamespace)
 	case ScenarioTenants:
-		flags = append(flags, "--default-service-account="+tenantAccount)
+		flags = append(flags, "--default-service-account="+scale.TenantAccount)
 	}
 	return testenv.StartServing(name, r.bin, 2, 1, func(a []string) []string {
 		return append([]string{"--metrics-addr=" + a[0], "--health-addr=" + a[1]}, flags...)

@@ -82,7 +82,7 @@ func (r *run) hostileReleases() ([]hostileRelease, error) {
 	boot, mgmt := scale.FleetManifest(testenv.Bootstrap), scale.FleetManifest(testenv.Management)
 	evil := testenv.Management
 	evil.ImageURL = "http://203.0.113.66/images/evil.qcow2"
-	account := func(ns string) string { return "system:serviceaccount:" + ns + ":" + tenantAccount }
+	account := func(ns string) string { return "system:serviceaccount:" + ns + ":" + scale.TenantAccount }
 	own, err := os.ReadFile(r.kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the controller's kubeconfig: %w", err)
@@ -163,7 +163,7 @@ func (r *run) fileKubeconfig(own []byte) ([]byte, error) {
 func (r *run) createTenants(ctx context.Context) error {
 	c := r.env.Client
 	for i := range r.cfg.N {
-		if err := testenv.GrantTenant(ctx, c, scale.Namespace(i), tenantAccount, testenv.TenantRules()); err != nil {
+		if err := testenv.GrantTenant(ctx, c, scale.Namespace(i), scale.TenantAccount, testenv.TenantRules()); err != nil {
 			return err
 		}
 	}
@@ -194,7 +194,7 @@ func (r *run) createHostile(ctx context.Context, h hostileRelease) error {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.ns}}); err != nil {
 		return fmt.Errorf("failed to create namespace %s: %w", h.ns, err)
 	}
-	if err := testenv.GrantTenant(ctx, c, h.ns, tenantAccount, testenv.TenantRules(h.readable...)); err != nil {
+	if err := testenv.GrantTenant(ctx, c, h.ns, scale.TenantAccount, testenv.TenantRules(h.readable...)); err != nil {
 		return err
 	}
 	for name, kc := range h.secrets {
@@ -288,8 +288,8 @@ func printTenants(w io.Writer, results []Result) {
 		if r.Identity == nil {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s: as itself %d requests for its own resources and %d lists and watches of target kinds (notification); as tenants %d requests, %d refused\n",
-			r.Scenario, r.Identity.Own, r.Identity.Watches, r.Identity.Impersonated, r.Identity.Refused)
+		fmt.Fprintf(w, "\n%s: as itself %d requests for its own resources and %d lists and watches of target kinds (notification); as tenants %d requests, %d refused, %d access reviews (%d allowed)\n",
+			r.Scenario, r.Identity.Own, r.Identity.Watches, r.Identity.Impersonated, r.Identity.Refused, r.Identity.Reviews, r.Identity.Allowed)
 		for _, h := range r.Hostile {
 			held := "held"
 			if !h.Held {

@@ -61,6 +61,9 @@ type Call struct {
 	// RequestObject is the request's body, logged at the Request level: a
 	// JSON patch (an array), a merge patch or an object, or DeleteOptions.
 	RequestObject json.RawMessage `json:"requestObject"`
+	// ResponseObject is the response's body, logged at the
+	// RequestResponse level (an access review's answer).
+	ResponseObject json.RawMessage `json:"responseObject"`
 	// ResponseStatus.Code tells a refused write (409 on a failed
 	// precondition) from one that was stored.
 	ResponseStatus struct {

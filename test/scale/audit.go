@@ -90,8 +90,16 @@ func (r Requests) WritesByResource() []string {
 
 func isWrite(what string) bool {
 	verb, _, _ := strings.Cut(what, " ")
-	return slices.Contains(writeVerbs, verb) && !strings.HasSuffix(what, dryRunSuffix)
+	return slices.Contains(writeVerbs, verb) && !strings.HasSuffix(what, dryRunSuffix) && what != accessReview
 }
+
+// accessReview is how ByResource names an access review, a create that
+// asks a question and stores nothing: under the lockdown, whether the
+// impersonated account may list a kind.
+const accessReview = "create selfsubjectaccessreviews"
+
+// AccessReviews is the number of access reviews.
+func (r Requests) AccessReviews() int { return r.ByResource[accessReview] }
 
 // Window is a time interval, start included and end excluded.
 type Window struct{ Start, End time.Time }

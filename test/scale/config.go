@@ -19,16 +19,19 @@ const ControllerUser = "template-drift-controller-bench"
 const HelmControllerUser = "helm-controller-bench"
 
 // The controllers the benchmark can measure (BENCH_CONTROLLERS): the
-// add-on, and helm-controller with driftDetection.mode warn on the same
-// releases, for comparison.
+// add-on; the add-on under the multi-tenancy lockdown (the chart's role
+// with defaultServiceAccount, --default-service-account, every release's
+// namespace with its tenant account); and helm-controller with
+// driftDetection.mode warn on the same releases, for comparison.
 const (
 	TemplateDriftController = "template-drift-controller"
+	Lockdown                = "lockdown"
 	HelmController          = "helm-controller"
 )
 
 // DefaultControllers are the controllers run when BENCH_CONTROLLERS is not
-// set: both, each on a control plane of its own per fleet size.
-var DefaultControllers = []string{TemplateDriftController, HelmController}
+// set, each on a control plane of its own per fleet size.
+var DefaultControllers = []string{TemplateDriftController, Lockdown, HelmController}
 
 // DefaultSizes are the fleet sizes run when BENCH_N is not set.
 var DefaultSizes = []int{100, 300, 1000}
@@ -97,8 +100,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if v := strings.Fields(getenv("BENCH_CONTROLLERS")); len(v) > 0 {
 		for _, name := range v {
 			if !slices.Contains(DefaultControllers, name) {
-				return Config{}, fmt.Errorf("failed to parse BENCH_CONTROLLERS %q: %q is neither %s nor %s",
-					getenv("BENCH_CONTROLLERS"), name, TemplateDriftController, HelmController)
+				return Config{}, fmt.Errorf("failed to parse BENCH_CONTROLLERS %q: %q is none of %s",
+					getenv("BENCH_CONTROLLERS"), name, strings.Join(DefaultControllers, ", "))
 			}
 		}
 		c.Controllers = v

@@ -23,7 +23,11 @@ func TestConfigFromEnv(t *testing.T) {
 			g.Expect(c.Window).To(Equal(time.Minute), "two resyncs")
 			g.Expect(c.Settle).To(Equal(30*time.Second), "one resync")
 			g.Expect(c.KeepAudit).To(BeFalse())
-			g.Expect(c.Controllers).To(Equal([]string{"template-drift-controller", "helm-controller"}))
+			g.Expect(c.Controllers).To(Equal([]string{"template-drift-controller", "lockdown", "helm-controller"}))
+			lockdown := LockdownTarget(c, "bin")
+			g.Expect(lockdown.Lockdown).To(BeTrue())
+			g.Expect(lockdown.User).NotTo(Equal(AddonTarget(c, "bin").User), "the audit log tells the two apart")
+			g.Expect(lockdown.Flags).To(Equal(append(ControllerFlags(c), "--default-service-account=tenant")))
 			g.Expect(HelmControllerFlags(c)).To(Equal([]string{"--watch-all-namespaces=true", "--concurrent=4",
 				"--requeue-dependency=30s", "--enable-leader-election=false", "--log-level=info"}))
 		}},

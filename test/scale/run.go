@@ -114,8 +114,9 @@ func Run(ctx context.Context, cfg Config, t Target, fleet Fleet, n int, dir stri
 // and the kinds of a management cluster of the fleet's shape (the Cluster
 // API and Metal3 providers' CRDs less the fleet's omitted kinds, without
 // their managers and so without webhooks, and those the target needs),
-// and adds the controller's user.
-func (r *run) startControlPlane(_ context.Context) error {
+// and adds the controller's user: a member of system:masters, or under the
+// lockdown a user of no group bound to the chart's lockdown role.
+func (r *run) startControlPlane(ctx context.Context) error {
 	flags, auditLog, err := harness.AuditFlags(r.dir, harness.MetadataPolicy)
 	if err != nil {
 		return err
@@ -128,8 +129,17 @@ func (r *run) startControlPlane(_ context.Context) error {
 	}
 	r.env, r.auditLog = env, auditLog
 	r.res.ControlPlaneStartSeconds = time.Since(start).Seconds()
-	if r.kubeconfig, err = env.AddUser(r.target.User, []string{"system:masters"}); err != nil {
+	groups := []string{"system:masters"}
+	if r.target.Lockdown {
+		groups = nil
+	}
+	if r.kubeconfig, err = env.AddUser(r.target.User, groups); err != nil {
 		return err
+	}
+	if r.target.Lockdown {
+		if err := BindLockdownRole(ctx, env, r.target.User); err != nil {
+			return err
+		}
 	}
 	if r.apiServerPID, err = harness.ChildRunning(env.Paths.APIServer); err != nil {
 		return err
@@ -138,7 +148,8 @@ func (r *run) startControlPlane(_ context.Context) error {
 	return err
 }
 
-// createFleet creates the fleet, helm-controller's with its chart server.
+// createFleet creates the fleet, helm-controller's with its chart server,
+// and under the lockdown each namespace's tenant account.
 func (r *run) createFleet(ctx context.Context) error {
 	start := time.Now()
 	if r.target.IsHelmController() {
@@ -149,6 +160,13 @@ func (r *run) createFleet(ctx context.Context) error {
 	}
 	if err := CreateFleet(ctx, r.env, r.n, r.cfg.Resync, r.chart, r.fleet.Render); err != nil {
 		return err
+	}
+	if r.target.Lockdown {
+		for i := range r.n {
+			if err := testenv.GrantTenant(ctx, r.env.Client, Namespace(i), TenantAccount, testenv.TenantRules()); err != nil {
+				return err
+			}
+		}
 	}
 	r.res.SetupSeconds = time.Since(start).Seconds()
 	return nil

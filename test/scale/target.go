@@ -29,6 +29,10 @@ type Target struct {
 	// CRDDirs are more CRD folders its control plane needs (source-controller's
 	// HelmChart for helm-controller).
 	CRDDirs []string
+	// Lockdown runs the add-on under the multi-tenancy lockdown: its user
+	// has the chart's lockdown role and no group, and every release's
+	// namespace has the tenant account it impersonates.
+	Lockdown bool
 }
 
 // IsHelmController reports whether t is helm-controller: its fleet has
@@ -39,6 +43,18 @@ func (t Target) IsHelmController() bool { return t.Name == HelmController }
 func AddonTarget(cfg Config, bin string) Target {
 	return Target{Name: TemplateDriftController, Bin: bin, User: ControllerUser, Flags: ControllerFlags(cfg),
 		Env: cfg.ControllerEnv, MetricsController: api.ControllerName}
+}
+
+// LockdownUser is the user the add-on runs as under the lockdown.
+const LockdownUser = "template-drift-controller-lockdown-bench"
+
+// LockdownTarget is the add-on's binary bin under the lockdown:
+// ControllerFlags and --default-service-account.
+func LockdownTarget(cfg Config, bin string) Target {
+	t := AddonTarget(cfg, bin)
+	t.Name, t.User, t.Lockdown = Lockdown, LockdownUser, true
+	t.Flags = append(t.Flags, "--default-service-account="+TenantAccount)
+	return t
 }
 
 // helmControllerMetricsName is the name controller-runtime gives

@@ -7,7 +7,8 @@
 // scale.Config tune it.
 //
 // It exits non-zero when the harness fails, when the add-on wrote anything
-// or made a discovery request in a steady-state window, or when
+// or made a discovery request in a steady-state window (or, under the
+// lockdown, more than one request a pass besides access reviews), or when
 // helm-controller upgraded a release in one; it asserts no timing.
 package main
 
@@ -72,10 +73,11 @@ runs:
 }
 
 // targets resolves the controllers of cfg, in their order, building the
-// add-on unless BENCH_CONTROLLER_BIN names a build, and records their
+// add-on once unless BENCH_CONTROLLER_BIN names a build, and records their
 // binaries and flags in report.
 func targets(ctx context.Context, cfg scale.Config, root string, report *scale.Report) ([]scale.Target, error) {
 	var out []scale.Target
+	bin := cfg.ControllerBin
 	for _, name := range cfg.Controllers {
 		if name == scale.HelmController {
 			t, err := scale.HelmControllerTarget(cfg, root)
@@ -86,7 +88,6 @@ func targets(ctx context.Context, cfg scale.Config, root string, report *scale.R
 			out = append(out, t)
 			continue
 		}
-		bin := cfg.ControllerBin
 		if bin == "" {
 			logf("Building the controller")
 			var err error
@@ -95,7 +96,11 @@ func targets(ctx context.Context, cfg scale.Config, root string, report *scale.R
 			}
 		}
 		t := scale.AddonTarget(cfg, bin)
-		report.ControllerBin, report.ControllerArgs = t.Bin, t.Flags
+		if name == scale.Lockdown {
+			t = scale.LockdownTarget(cfg, bin)
+		}
+		// The lockdown's flags are these and --default-service-account.
+		report.ControllerBin, report.ControllerArgs = bin, scale.AddonTarget(cfg, bin).Flags
 		out = append(out, t)
 	}
 	return out, nil
@@ -134,6 +139,12 @@ func finish(report scale.Report, out, artifacts string) error {
 		}
 		if r.Writes > 0 {
 			errs = append(errs, fmt.Errorf("with %d releases (fleet %s), the controller wrote %d times in the steady state (%v); want 0", r.N, r.Fleet, r.Writes, r.Requests.WritesByResource()))
+		}
+		if n := r.Requests.Total - r.Requests.AccessReviews(); r.Controller == scale.Lockdown && float64(n) > r.Reconciles {
+			// A pass under the lockdown lists its release's Secrets as
+			// the tenant, and reads the rest from the informers.
+			errs = append(errs, fmt.Errorf("with %d releases (fleet %s), the controller under the lockdown made %d requests besides access reviews in the steady state, over %.0f passes; want at most one a pass (%v)",
+				r.N, r.Fleet, n, r.Reconciles, r.Requests.ByResource))
 		}
 		if d := r.Requests.Discovery(); d > 0 {
 			errs = append(errs, fmt.Errorf("with %d releases (fleet %s), the controller made %d discovery requests in the steady state; want 0", r.N, r.Fleet, d))

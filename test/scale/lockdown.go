@@ -1,4 +1,4 @@
-package chaos
+package scale
 
 import (
 	"bufio"
@@ -19,25 +19,27 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
-// tenantAccount is the service account the tenants scenario's controller
+// TenantAccount is the service account a controller under the lockdown
 // impersonates for every HelmRelease that names none
-// (--default-service-account, the chart's defaultServiceAccount).
-const tenantAccount = "tenant"
+// (--default-service-account, the chart's defaultServiceAccount), in the
+// benchmark's lockdown variant and the chaos matrix's tenants scenario.
+const TenantAccount = "tenant"
 
 // lockdownRoleName names the chart's lockdown ClusterRole and its binding
-// to the controller user on the tenants scenario's control plane.
-const lockdownRoleName = "template-drift-controller-chaos-lockdown"
+// to the controller user.
+const lockdownRoleName = "template-drift-controller-lockdown"
 
 // LockdownRole renders the chart at root with defaultServiceAccount set, as
 // a user who turns the lockdown on would install it, and returns its
-// ClusterRole: the controller's whole identity in the tenants scenario, so
-// that the matrix runs the role the chart ships, not a copy of it.
+// ClusterRole: the controller's whole identity under the lockdown, so that
+// the benchmark and the matrix run the role the chart ships, not a copy of
+// it.
 func LockdownRole(root string) (*rbacv1.ClusterRole, error) {
 	ch, err := loader.LoadDir(filepath.Join(root, "charts", "template-drift-controller"))
 	if err != nil {
 		return nil, fmt.Errorf("failed to load the chart: %w", err)
 	}
-	vals := map[string]any{"defaultServiceAccount": tenantAccount}
+	vals := map[string]any{"defaultServiceAccount": TenantAccount}
 	top, err := chartutil.ToRenderValues(ch, vals, common.ReleaseOptions{Name: "template-drift-controller", Namespace: "flux-system", Revision: 1, IsInstall: true},
 		common.DefaultCapabilities.Copy())
 	if err != nil {
@@ -81,9 +83,9 @@ func splitDocs(files map[string]string) []string {
 	return out
 }
 
-// bindLockdownRole creates the chart's lockdown ClusterRole on e and binds
-// it to the controller user.
-func bindLockdownRole(ctx context.Context, e *testenv.Env) error {
+// BindLockdownRole creates the chart's lockdown ClusterRole on e and binds
+// it to user, the controller's.
+func BindLockdownRole(ctx context.Context, e *testenv.Env, user string) error {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		return err
@@ -98,7 +100,7 @@ func bindLockdownRole(ctx context.Context, e *testenv.Env) error {
 	}
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: lockdownRoleName},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: lockdownRoleName},
-		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: ControllerUser}}}
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}}
 	if err := e.Client.Create(ctx, binding); err != nil {
 		return fmt.Errorf("failed to bind the lockdown ClusterRole: %w", err)
 	}

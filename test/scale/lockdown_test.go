@@ -1,4 +1,4 @@
-package chaos
+package scale
 
 import (
 	"testing"
@@ -8,9 +8,10 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
-// TestLockdownRole: the role the tenants scenario runs the controller with
-// is the chart's with defaultServiceAccount set: no Secret access, and no
-// writes to any kind but HelmRelease status and events.
+// TestLockdownRole: the role the benchmark's lockdown variant and the
+// chaos matrix's tenants scenario run the controller with is the chart's
+// with defaultServiceAccount set: no Secret access, and no writes to any
+// kind but HelmRelease status and events.
 func TestLockdownRole(t *testing.T) {
 	g := NewWithT(t)
 	root, err := testenv.RepoRoot()
