@@ -271,6 +271,16 @@ bench: testbin $(if $(filter helm-controller,$(BENCH_CONTROLLERS)),helm-controll
 bench-preview: testbin ## Time the preview of one release and of a fleet of 100 (real API server and managers).
 	$(GO) test ./internal/preview/ -run '^$$' -bench BenchmarkPreview -benchtime 1x -count 3 -timeout 30m
 
+# The soak (test/chaos, scenario soak; docs/reliability.md): SOAK_N releases
+# for SOAK_FOR, a drift every few seconds, a SIGKILL of the controller every
+# few minutes, one API server restart; it prints the heal times and the
+# slopes of the controller's RSS, live heap and goroutines. Not a CI step.
+SOAK_N ?= 300
+SOAK_FOR ?= 30m
+.PHONY: soak
+soak: testbin ## Run the soak: SOAK_N releases for SOAK_FOR under drifts, kills and an API server restart; heal times and memory slopes.
+	CHAOS_N="$(SOAK_N)" CHAOS_SOAK_FOR="$(SOAK_FOR)" CHAOS_SCENARIOS=soak GO="$(GO)" $(GO) run ./test/chaos/cmd/chaos
+
 # The chaos matrix (test/chaos, docs/reliability.md): eight scenarios, kill,
 # restart, compact, race, failover, lossy, tenants and memory, each on a fleet of
 # CHAOS_N releases; CHAOS_SCENARIOS picks some of them. test/chaos/config.go

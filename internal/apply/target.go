@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -125,12 +126,14 @@ type Targets struct {
 	Notice func(schema.GroupVersionKind)
 	// MaxTargets bounds the clients kept (DefaultMaxTargets when 0).
 	MaxTargets int
-	// Evicted, when set, is told the key of each client dropped, so that
-	// what was kept for it can go too (release.Reader.Forget).
+	// Evicted, when set, is told the key of each remote client dropped, so
+	// that what was kept for it can go too (release.Reader.Forget).
 	Evicted func(key string)
 
 	mu    sync.Mutex
 	cache *targetCache
+	// reviews are every impersonated account's access reviews.
+	reviews *AccessReviews
 }
 
 // For returns the Target of hr: the remote cluster of spec.kubeConfig, or
@@ -177,7 +180,7 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.cache == nil {
-		t.cache = newTargetCache(t.MaxTargets, t.Evicted)
+		t.cache = newTargetCache(t.MaxTargets, t.evicted)
 	}
 	if tg, ok := t.cache.get(id, key); ok {
 		return tg, nil
@@ -233,12 +236,30 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 	case t.ReviewTTL > 0:
 		// An impersonated account: what it may list comes from the
 		// informers, everything else live as the account.
+		if t.reviews == nil {
+			t.reviews = NewAccessReviews(t.ReviewTTL)
+		}
 		tg.Reader = &ReviewedReader{Cached: t.Cached, Live: retryingReader{c}, Mapper: opts.Mapper,
-			Reviews: NewAccessReviews(cs.AuthorizationV1().SelfSubjectAccessReviews(), t.ReviewTTL)}
+			Reviews: t.reviews, Asker: cs.AuthorizationV1().SelfSubjectAccessReviews(), User: cfg.Impersonate.UserName}
 	}
 	t.cache.put(id, tg)
 	return tg, nil
 }
+
+// evicted tells Evicted of a remote target dropped. A local target's
+// releases are read again, under the same key, by the client built for it
+// next: what was kept for it stays valid (the memo checks every entry
+// against its Secret's UID and resourceVersion), and a fleet of more
+// tenants than the bound would otherwise decode every release on every
+// pass.
+func (t *Targets) evicted(key string) {
+	if t.Evicted != nil && strings.HasPrefix(key, remoteKeyPrefix) {
+		t.Evicted(key)
+	}
+}
+
+// remoteKeyPrefix starts the key of every spec.kubeConfig target.
+const remoteKeyPrefix = "remote:"
 
 // restConfig returns the config of hr's target, the key that names cluster
 // and identity, and whether the cluster is remote: the local config or
@@ -327,5 +348,5 @@ func (t *Targets) remoteConfig(ctx context.Context, hr *helmv2.HelmRelease) (*re
 	if err != nil {
 		return nil, "", fmt.Errorf("failed to parse kubeconfig Secret %s/%s: %w", hr.Namespace, ref.Name, err)
 	}
-	return cfg, fmt.Sprintf("remote:%s/%s@%s", hr.Namespace, ref.Name, secret.ResourceVersion), nil
+	return cfg, fmt.Sprintf("%s%s/%s@%s", remoteKeyPrefix, hr.Namespace, ref.Name, secret.ResourceVersion), nil
 }

@@ -92,6 +92,9 @@ func (r *run) check(ctx context.Context) error {
 	switch r.scenario {
 	case ScenarioRace, ScenarioKill:
 		return r.checkRace(ctx, writes)
+	case ScenarioSoak:
+		r.res.Checked = append(r.res.Checked, InvHealed)
+		return r.checkRace(ctx, writes)
 	case ScenarioCompact:
 		if err := r.checkRelisted(); err != nil {
 			return err

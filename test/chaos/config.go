@@ -35,10 +35,17 @@ const (
 	// ScenarioMemory has tenants rewrite their kubeconfig Secrets and store
 	// large-values releases while the controller's peak RSS is sampled.
 	ScenarioMemory = "memory"
+	// ScenarioSoak drifts, kills and restarts for cfg.SoakFor while the
+	// controller's memory and goroutines are read (`make soak`; not in
+	// AllScenarios).
+	ScenarioSoak = "soak"
 )
 
 // AllScenarios run, in this order, when CHAOS_SCENARIOS is not set.
 var AllScenarios = []string{ScenarioKill, ScenarioRestart, ScenarioCompact, ScenarioRace, ScenarioFailover, ScenarioLossy, ScenarioTenants, ScenarioMemory}
+
+// KnownScenarios are AllScenarios and the soak, which runs only when named.
+var KnownScenarios = append(slices.Clone(AllScenarios), ScenarioSoak)
 
 // Config is how the chaos matrix runs, from the CHAOS_* environment
 // variables.
@@ -107,6 +114,9 @@ type Config struct {
 	// Large is how many releases of the memory scenario store values and a
 	// hook of several hundred KiB (CHAOS_LARGE, 20).
 	Large int
+	// SoakFor is how long the soak drifts, kills and restarts
+	// (CHAOS_SOAK_FOR, 30m).
+	SoakFor time.Duration
 }
 
 // ConfigFromEnv reads the configuration from getenv (os.Getenv in the
@@ -115,12 +125,13 @@ func ConfigFromEnv(getenv func(string) string, now time.Time) (Config, error) {
 	c := Config{N: 200, Kills: 20, KillMin: time.Second, KillMax: 10 * time.Second, Restarts: 2, RaceFor: 20 * time.Second,
 		Lease: 15 * time.Second, FaultRate: 0.05, Scenarios: AllScenarios, Resync: 30 * time.Second, Settle: 5 * time.Second, ConvergeTimeout: 10 * time.Minute,
 		Seed: now.UnixNano(), ControllerBin: getenv("CHAOS_CONTROLLER_BIN"), KeepAudit: getenv("CHAOS_KEEP_AUDIT") == "1",
-		Rewriters: 4, Rewrites: 1000, RewriteEvery: 25 * time.Millisecond, RewriteCerts: getenv("CHAOS_REWRITE_CERTS") != "0", Large: 20}
+		Rewriters: 4, Rewrites: 1000, RewriteEvery: 25 * time.Millisecond, RewriteCerts: getenv("CHAOS_REWRITE_CERTS") != "0", Large: 20,
+		SoakFor: 30 * time.Minute}
 	if v := strings.Fields(getenv("CHAOS_SCENARIOS")); len(v) > 0 {
 		for _, s := range v {
-			if !slices.Contains(AllScenarios, s) {
+			if !slices.Contains(KnownScenarios, s) {
 				return Config{}, fmt.Errorf("failed to parse CHAOS_SCENARIOS %q: %q is not one of %s",
-					getenv("CHAOS_SCENARIOS"), s, strings.Join(AllScenarios, ", "))
+					getenv("CHAOS_SCENARIOS"), s, strings.Join(KnownScenarios, ", "))
 			}
 		}
 		c.Scenarios = v
@@ -152,7 +163,7 @@ func ConfigFromEnv(getenv func(string) string, now time.Time) (Config, error) {
 	if err := harness.ParseDurations(getenv, "10s", []harness.NamedDuration{
 		{Name: "CHAOS_KILL_MIN", Into: &c.KillMin}, {Name: "CHAOS_KILL_MAX", Into: &c.KillMax}, {Name: "CHAOS_RACE_FOR", Into: &c.RaceFor},
 		{Name: "CHAOS_LEASE", Into: &c.Lease}, {Name: "CHAOS_RESYNC", Into: &c.Resync}, {Name: "CHAOS_SETTLE", Into: &c.Settle}, {Name: "CHAOS_CONVERGE_TIMEOUT", Into: &c.ConvergeTimeout},
-		{Name: "CHAOS_REWRITE_EVERY", Into: &c.RewriteEvery},
+		{Name: "CHAOS_REWRITE_EVERY", Into: &c.RewriteEvery}, {Name: "CHAOS_SOAK_FOR", Into: &c.SoakFor},
 	}); err != nil {
 		return Config{}, err
 	}

@@ -31,7 +31,14 @@ func TestConfigFromEnv(t *testing.T) {
 			g.Expect([]int{c.Rewriters, c.Rewrites, c.Large}).To(Equal([]int{4, 1000, 20}))
 			g.Expect(c.RewriteEvery).To(Equal(25 * time.Millisecond))
 			g.Expect(c.RewriteCerts).To(BeTrue())
+			g.Expect(c.SoakFor).To(Equal(30 * time.Minute))
 		}},
+		{name: "the soak, named", env: map[string]string{"CHAOS_SCENARIOS": "soak", "CHAOS_N": "300", "CHAOS_SOAK_FOR": "45m"},
+			check: func(g Gomega, c Config) {
+				g.Expect(c.Scenarios).To(Equal([]string{ScenarioSoak}))
+				g.Expect(c.N).To(Equal(300))
+				g.Expect(c.SoakFor).To(Equal(45 * time.Minute))
+			}},
 		{name: "the memory scenario's hostile input", env: map[string]string{"CHAOS_REWRITERS": "2", "CHAOS_REWRITES": "50", "CHAOS_LARGE": "0", "CHAOS_REWRITE_EVERY": "100ms", "CHAOS_REWRITE_CERTS": "0"},
 			check: func(g Gomega, c Config) {
 				g.Expect(c.RewriteCerts).To(BeFalse())

@@ -29,6 +29,8 @@ func (r *run) inject(ctx context.Context) error {
 		err = r.tenants(ctx)
 	case ScenarioMemory:
 		err = r.memory(ctx)
+	case ScenarioSoak:
+		err = r.soak(ctx)
 	default:
 		err = fmt.Errorf("unknown scenario %q", r.scenario)
 	}

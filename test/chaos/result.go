@@ -53,6 +53,8 @@ type Result struct {
 	// Memory is the memory scenario's: its hostile input and the
 	// controller's memory before and after it.
 	Memory *MemoryFigures `json:"memory,omitempty"`
+	// Soak is the soak's: heal times and the controller's trends.
+	Soak *SoakFigures `json:"soak,omitempty"`
 	// Checked are the invariants checked, Violations their breaches.
 	Checked    []string            `json:"checked"`
 	Violations map[string][]string `json:"violations,omitempty"`
@@ -153,7 +155,7 @@ func PrintMatrix(w io.Writer, results []Result) {
 	for _, r := range rows(results) {
 		race := "-"
 		switch r.Scenario {
-		case ScenarioRace, ScenarioKill:
+		case ScenarioRace, ScenarioKill, ScenarioSoak:
 			race = fmt.Sprintf("%d / %d", r.OtherWrites, r.Corrections)
 		case ScenarioCompact:
 			race = fmt.Sprintf("%d / %d (%d relists)", r.OtherWrites, r.Corrections, r.Relists)
@@ -171,6 +173,7 @@ func PrintMatrix(w io.Writer, results []Result) {
 	}
 	_ = tw.Flush()
 	printTenants(w, results)
+	printSoak(w, results)
 	for _, r := range rows(results) {
 		for _, inv := range r.Checked {
 			vs := r.Violations[inv]

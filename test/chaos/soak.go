@@ -1,0 +1,290 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/test/harness"
+	"github.com/templatedrift/template-drift-controller/test/scale"
+)
+
+// InvHealed is the soak's invariant: every drift it wrote was corrected
+// within soakHealTimeout.
+const InvHealed = "healed"
+
+// The soak's pace: a drift every few seconds, a SIGKILL of the controller
+// every tenth to fifth of the soak (3 to 6 minutes of 30), one API server
+// restart halfway; a reading of the controller every 10 s, each process's
+// first minute left out of the slopes.
+const (
+	soakDriftLeast, soakDriftMost = time.Second, 5 * time.Second
+	soakSampleEvery               = 10 * time.Second
+	soakWarmup                    = time.Minute
+	// soakHealTimeout bounds the wait for one drift's correction.
+	soakHealTimeout = 5 * time.Minute
+	// healPoll is how often the drifts not healed yet are read: the heal
+	// times' resolution.
+	healPoll = 200 * time.Millisecond
+)
+
+// SoakFigures are the soak's figures: what it injected, the heal times of
+// its drifts, and the controller's trends.
+type SoakFigures struct {
+	ForSeconds float64   `json:"forSeconds"`
+	Kills      int       `json:"kills"`
+	Restarts   int       `json:"restarts"`
+	Heal       HealTimes `json:"heal"`
+	// RSS, Heap (live, after a collection) and Goroutines are the slopes
+	// within each controller process, per hour.
+	RSS        Slope        `json:"rss"`
+	Heap       Slope        `json:"heap"`
+	Goroutines Slope        `json:"goroutines"`
+	Samples    []SoakSample `json:"samples"`
+}
+
+// soakDrift is one drift written, until it is healed.
+type soakDrift struct {
+	target raceTarget
+	url    string
+	at     time.Time
+}
+
+// soakProcess is the controller process the sampler reads.
+type soakProcess struct {
+	mu          sync.Mutex
+	pid         int
+	incarnation int
+	started     time.Time
+}
+
+func (p *soakProcess) set(pid int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pid != 0 {
+		p.incarnation++
+	}
+	p.pid, p.started = pid, time.Now()
+}
+
+func (p *soakProcess) get() (pid, incarnation int, started time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pid, p.incarnation, p.started
+}
+
+// soak drifts a random workers' or control plane's Metal3MachineTemplate
+// of an in-place release every few seconds to an image server no
+// correction has met, for cfg.SoakFor, SIGKILLs and restarts the controller
+// every tenth to fifth of it (never with CHAOS_KILLS=0) and restarts kube-apiserver once halfway, while it
+// reads the controller's memory and goroutines every 10 s and times the
+// correction of each drift.
+func (r *run) soak(ctx context.Context) error {
+	killMin, killMax := r.cfg.SoakFor/10, r.cfg.SoakFor/5
+	kills := fmt.Sprintf("a SIGKILL every %s-%s", killMin, killMax)
+	if r.cfg.Kills == 0 {
+		kills = "no SIGKILL"
+	}
+	r.res.Fault = fmt.Sprintf("%s: a drift every %s-%s, %s, one kube-apiserver restart", r.cfg.SoakFor, soakDriftLeast, soakDriftMost, kills)
+	r.raced = map[string]int{}
+	var targets []raceTarget
+	for i := range r.cfg.N {
+		if ns := scale.Namespace(i); r.fleet.Cases[ns] == CaseInPlace {
+			for _, name := range []string{"mgmt-md0", "mgmt-cp"} {
+				targets = append(targets, raceTarget{key: ObjectKey{ns, m3mtGVK.Kind, name}, gvk: m3mtGVK})
+			}
+		}
+	}
+	if len(targets) == 0 {
+		return fmt.Errorf("the soak's fleet of %d has no in-place release to drift", r.cfg.N)
+	}
+	fig := &SoakFigures{}
+	r.res.Soak = fig
+	proc := &soakProcess{}
+	proc.set(r.controller.PID())
+	sampled := make(chan []SoakSample, 1)
+	sctx, stopSampling := context.WithCancel(ctx)
+	go func() { sampled <- r.sampleSoak(sctx, proc) }()
+
+	start := time.Now()
+	deadline, nextKill, restartAt := start.Add(r.cfg.SoakFor), start.Add(r.between(killMin, killMax)), start.Add(r.cfg.SoakFor/2)
+	pending := map[ObjectKey]soakDrift{}
+	var healed []float64
+	lastPoll := time.Now()
+	for cycle := 0; time.Now().Before(deadline); cycle++ {
+		next := time.Now().Add(r.between(soakDriftLeast, soakDriftMost))
+		for time.Now().Before(next) {
+			if err := harness.Sleep(ctx, healPoll-time.Since(lastPoll)); err != nil {
+				stopSampling()
+				return err
+			}
+			healed = append(healed, r.healed(ctx, pending)...)
+			lastPoll = time.Now()
+		}
+		switch now := time.Now(); {
+		case r.cfg.Kills > 0 && now.After(nextKill):
+			r.samplePeak()
+			r.controller.Kill()
+			fig.Kills++
+			r.logf("%s: killed the controller (%d)", r.scenario, fig.Kills)
+			if err := r.startController(ctx); err != nil {
+				stopSampling()
+				return err
+			}
+			proc.set(r.controller.PID())
+			nextKill = now.Add(r.between(killMin, killMax))
+		case fig.Restarts == 0 && now.After(restartAt):
+			if err := r.env.RestartAPIServer(); err != nil {
+				stopSampling()
+				return err
+			}
+			fig.Restarts++
+			r.logf("%s: restarted kube-apiserver in %s", r.scenario, time.Since(now).Round(time.Millisecond))
+		}
+		if err := r.soakDrift(ctx, targets, cycle, pending); err != nil {
+			stopSampling()
+			return err
+		}
+	}
+	// The last drifts are given their time.
+	for end := time.Now().Add(soakHealTimeout); len(pending) > 0 && time.Now().Before(end); {
+		if err := harness.Sleep(ctx, healPoll); err != nil {
+			stopSampling()
+			return err
+		}
+		healed = append(healed, r.healed(ctx, pending)...)
+	}
+	stopSampling()
+	fig.Samples = <-sampled
+	fig.ForSeconds = time.Since(start).Seconds()
+	fig.Heal = Distribution(len(healed)+len(pending), healed)
+	for _, d := range pending {
+		r.res.violate(InvHealed, fmt.Sprintf("%s: drifted to %s at %s, not corrected %s later", d.target.key, d.url, d.at.Format(time.TimeOnly), soakHealTimeout))
+	}
+	fig.RSS = WithinSlope(fig.Samples, soakWarmup, func(s SoakSample) float64 { return float64(s.RSSBytes) })
+	fig.Heap = WithinSlope(fig.Samples, soakWarmup, func(s SoakSample) float64 { return float64(s.HeapBytes) })
+	fig.Goroutines = WithinSlope(fig.Samples, soakWarmup, func(s SoakSample) float64 { return float64(s.Goroutines) })
+	return nil
+}
+
+// soakDrift drifts one target that has no drift pending, recording it for
+// the heal times and the lost-update check.
+func (r *run) soakDrift(ctx context.Context, targets []raceTarget, cycle int, pending map[ObjectKey]soakDrift) error {
+	t := targets[r.rng.IntN(len(targets))]
+	if _, busy := pending[t.key]; busy {
+		return nil
+	}
+	t.setBack = freshImage(cycle)
+	ok, err := setBack(ctx, r.env.Client, t)
+	if err != nil {
+		return nil //nolint:nilerr // the API server may be restarting: drift another time
+	}
+	if !ok {
+		return nil
+	}
+	at := time.Now()
+	url := driftedURL(t)
+	pending[t.key] = soakDrift{target: t, url: url, at: at}
+	r.res.OtherWrites++
+	r.raced[scopeKey(t.key.Namespace, resourceOf(t.key.Kind), t.key.Name)]++
+	r.raceTargets = appendTarget(r.raceTargets, t)
+	return nil
+}
+
+// driftedURL is the image URL freshImage set on t.
+func driftedURL(t raceTarget) string {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	t.setBack(u)
+	url, _, _ := unstructured.NestedString(u.Object, append(imagePath, "url")...)
+	return url
+}
+
+// healed reads each pending drift's object and returns the heal times of
+// those no longer at the drifted value, which it removes from pending.
+func (r *run) healed(ctx context.Context, pending map[ObjectKey]soakDrift) []float64 {
+	var out []float64
+	for k, d := range pending {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(d.target.gvk)
+		if err := r.env.Client.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: k.Name}, u); err != nil {
+			continue // the API server may be restarting: read it again next time
+		}
+		if url, _, _ := unstructured.NestedString(u.Object, append(imagePath, "url")...); url != d.url {
+			out = append(out, time.Since(d.at).Seconds())
+			delete(pending, k)
+		}
+	}
+	return out
+}
+
+// sampleSoak reads the controller every soakSampleEvery until ctx ends:
+// RSS from /proc, the live heap and goroutines from its metrics after a
+// collection. A reading that fails (the process just killed) is skipped.
+func (r *run) sampleSoak(ctx context.Context, proc *soakProcess) []SoakSample {
+	var out []SoakSample
+	first := map[int]bool{}
+	t := time.NewTicker(soakSampleEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return out
+		case <-t.C:
+		}
+		pid, inc, started := proc.get()
+		m, err := harness.ReadMemory(pid)
+		if err != nil {
+			continue
+		}
+		addr, err := metricsAddr(pid)
+		if err != nil {
+			continue
+		}
+		// Each process's heap profiles: the last, and the first after its
+		// warm-up, whose difference (go tool pprof -base) shows what grew.
+		profile := filepath.Join(r.dir, fmt.Sprintf("heap-soak-%d-last.pb.gz", inc))
+		if since := time.Since(started); since >= soakWarmup && !first[inc] {
+			first[inc], profile = true, filepath.Join(r.dir, fmt.Sprintf("heap-soak-%d-first.pb.gz", inc))
+		}
+		g, err := scrapeAfterGC(ctx, addr, profile)
+		if err != nil {
+			continue
+		}
+		out = append(out, SoakSample{At: time.Now(), Incarnation: inc, Since: time.Since(started), RSSBytes: m.RSS,
+			HeapBytes: int64(g[heapInuse]), Goroutines: int(g[goroutines])})
+	}
+}
+
+// metricsAddr is the --metrics-addr of process pid.
+func metricsAddr(pid int) (string, error) {
+	cmdline, err := os.ReadFile(filepath.Join("/proc", fmt.Sprint(pid), "cmdline"))
+	if err != nil {
+		return "", err
+	}
+	if addr := flagValue(cmdline, "--metrics-addr"); addr != "" {
+		return addr, nil
+	}
+	return "", fmt.Errorf("process %d has no --metrics-addr", pid)
+}
+
+// printSoak writes, under the matrix, the soak's heal times and trends.
+func printSoak(w io.Writer, results []Result) {
+	for _, r := range results {
+		f := r.Soak
+		if f == nil {
+			continue
+		}
+		h := f.Heal
+		fmt.Fprintf(w, "\n%s: %s, %d kills, %d API server restarts; %d drifts, %d healed: p50 %.2fs, p90 %.2fs, p99 %.2fs, max %.2fs (%d under 1 s, %d under 10 s)\n",
+			r.Scenario, (time.Duration(f.ForSeconds) * time.Second).Round(time.Second), f.Kills, f.Restarts, h.Drifts, h.Healed, h.P50, h.P90, h.P99, h.Max, h.Under1s, h.Under10s)
+		fmt.Fprintf(w, "%s: slopes within each process (%d samples of %d processes, each process's first %s left out): RSS %+.2f MiB/h, live heap %+.2f MiB/h, goroutines %+.1f/h\n",
+			r.Scenario, f.RSS.Samples, f.RSS.Processes, soakWarmup, f.RSS.PerHour/(1<<20), f.Heap.PerHour/(1<<20), f.Goroutines.PerHour)
+	}
+}

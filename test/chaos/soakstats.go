@@ -1,0 +1,102 @@
+package chaos
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// SoakSample is one reading of the controller during the soak: its
+// resident memory, its live heap (after a garbage collection) and its
+// goroutines, Incarnation counting its restarts (0 for the first process).
+type SoakSample struct {
+	At          time.Time `json:"at"`
+	Incarnation int       `json:"incarnation"`
+	// Since is how long that process had run.
+	Since      time.Duration `json:"since"`
+	RSSBytes   int64         `json:"rssBytes"`
+	HeapBytes  int64         `json:"heapBytes"`
+	Goroutines int           `json:"goroutines"`
+}
+
+// Slope is a figure's trend over the soak, per hour: Value is the least
+// squares slope within each process (each process's samples measured from
+// their own means, so that a restart, which starts memory afresh, is not a
+// trend), fitted on Samples samples of Processes processes.
+type Slope struct {
+	PerHour   float64 `json:"perHour"`
+	Samples   int     `json:"samples"`
+	Processes int     `json:"processes"`
+}
+
+// WithinSlope fits the slope of y over time within each incarnation,
+// leaving out each process's first warmup (its informers filling, its
+// first passes over the fleet). A process with fewer than 3 samples left
+// adds nothing.
+func WithinSlope(samples []SoakSample, warmup time.Duration, y func(SoakSample) float64) Slope {
+	groups := map[int][]SoakSample{}
+	for _, s := range samples {
+		if s.Since >= warmup {
+			groups[s.Incarnation] = append(groups[s.Incarnation], s)
+		}
+	}
+	var sxy, sxx float64
+	var out Slope
+	for _, g := range groups {
+		if len(g) < 3 {
+			continue
+		}
+		var mx, my float64
+		for _, s := range g {
+			mx += s.At.Sub(g[0].At).Hours()
+			my += y(s)
+		}
+		mx, my = mx/float64(len(g)), my/float64(len(g))
+		for _, s := range g {
+			dx := s.At.Sub(g[0].At).Hours() - mx
+			sxy += dx * (y(s) - my)
+			sxx += dx * dx
+		}
+		out.Samples += len(g)
+		out.Processes++
+	}
+	if sxx > 0 {
+		out.PerHour = sxy / sxx
+	}
+	return out
+}
+
+// HealTimes is the distribution of the time from a drift's write to the
+// add-on's correction of it.
+type HealTimes struct {
+	Drifts   int     `json:"drifts"`
+	Healed   int     `json:"healed"`
+	P50      float64 `json:"p50Seconds"`
+	P90      float64 `json:"p90Seconds"`
+	P99      float64 `json:"p99Seconds"`
+	Max      float64 `json:"maxSeconds"`
+	Under1s  int     `json:"under1s"`
+	Under10s int     `json:"under10s"`
+}
+
+// Distribution summarizes heal times (seconds) of drifts drifts; a drift
+// not healed has no time.
+func Distribution(drifts int, healed []float64) HealTimes {
+	h := HealTimes{Drifts: drifts, Healed: len(healed)}
+	if len(healed) == 0 {
+		return h
+	}
+	s := slices.Clone(healed)
+	slices.Sort(s)
+	at := func(q float64) float64 { return s[int(math.Ceil(q*float64(len(s))))-1] }
+	h.P50, h.P90, h.P99, h.Max = at(0.5), at(0.9), at(0.99), s[len(s)-1]
+	for _, v := range s {
+		if v < 1 {
+			h.Under1s++
+		}
+		if v < 10 {
+			h.Under10s++
+		}
+	}
+	return h
+}
