@@ -44,10 +44,12 @@ type SoakFigures struct {
 	Heal       HealTimes `json:"heal"`
 	// RSS, Heap (live, after a collection) and Goroutines are the slopes
 	// within each controller process, per hour.
-	RSS        Slope        `json:"rss"`
-	Heap       Slope        `json:"heap"`
-	Goroutines Slope        `json:"goroutines"`
-	Samples    []SoakSample `json:"samples"`
+	RSS        Slope `json:"rss"`
+	Heap       Slope `json:"heap"`
+	Goroutines Slope `json:"goroutines"`
+	// Processes are each process's own trend.
+	Processes []ProcessTrend `json:"processes"`
+	Samples   []SoakSample   `json:"samples"`
 }
 
 // soakDrift is one drift written, until it is healed.
@@ -171,6 +173,7 @@ func (r *run) soak(ctx context.Context) error {
 	fig.RSS = WithinSlope(fig.Samples, soakWarmup, func(s SoakSample) float64 { return float64(s.RSSBytes) })
 	fig.Heap = WithinSlope(fig.Samples, soakWarmup, func(s SoakSample) float64 { return float64(s.HeapBytes) })
 	fig.Goroutines = WithinSlope(fig.Samples, soakWarmup, func(s SoakSample) float64 { return float64(s.Goroutines) })
+	fig.Processes = ProcessTrends(fig.Samples, soakWarmup)
 	return nil
 }
 
@@ -286,5 +289,9 @@ func printSoak(w io.Writer, results []Result) {
 			r.Scenario, (time.Duration(f.ForSeconds) * time.Second).Round(time.Second), f.Kills, f.Restarts, h.Drifts, h.Healed, h.P50, h.P90, h.P99, h.Max, h.Under1s, h.Under10s)
 		fmt.Fprintf(w, "%s: slopes within each process (%d samples of %d processes, each process's first %s left out): RSS %+.2f MiB/h, live heap %+.2f MiB/h, goroutines %+.1f/h\n",
 			r.Scenario, f.RSS.Samples, f.RSS.Processes, soakWarmup, f.RSS.PerHour/(1<<20), f.Heap.PerHour/(1<<20), f.Goroutines.PerHour)
+		for _, p := range f.Processes {
+			fmt.Fprintf(w, "%s: process %d: %d samples, live heap %.1f → %.1f MiB, %+.1f MiB/h; RSS %+.1f MiB/h\n", r.Scenario, p.Incarnation, p.Samples,
+				float64(p.HeapFirst)/(1<<20), float64(p.HeapLast)/(1<<20), p.HeapPerHour/(1<<20), p.RSSPerHour/(1<<20))
+		}
 	}
 }

@@ -66,6 +66,46 @@ func WithinSlope(samples []SoakSample, warmup time.Duration, y func(SoakSample) 
 	return out
 }
 
+// ProcessTrend is one controller process's share of the soak: its samples
+// after the warm-up, its live heap at the first and last of them, and its
+// own slopes (a step, such as an API server restart's, shows in one
+// process only).
+type ProcessTrend struct {
+	Incarnation int     `json:"incarnation"`
+	Samples     int     `json:"samples"`
+	HeapFirst   int64   `json:"heapFirstBytes"`
+	HeapLast    int64   `json:"heapLastBytes"`
+	HeapPerHour float64 `json:"heapPerHour"`
+	RSSPerHour  float64 `json:"rssPerHour"`
+}
+
+// ProcessTrends returns each incarnation's trend after warmup, in order;
+// a process with fewer than 3 samples left is left out.
+func ProcessTrends(samples []SoakSample, warmup time.Duration) []ProcessTrend {
+	by := map[int][]SoakSample{}
+	var order []int
+	for _, s := range samples {
+		if s.Since < warmup {
+			continue
+		}
+		if _, ok := by[s.Incarnation]; !ok {
+			order = append(order, s.Incarnation)
+		}
+		by[s.Incarnation] = append(by[s.Incarnation], s)
+	}
+	var out []ProcessTrend
+	for _, inc := range order {
+		g := by[inc]
+		if len(g) < 3 {
+			continue
+		}
+		out = append(out, ProcessTrend{Incarnation: inc, Samples: len(g), HeapFirst: g[0].HeapBytes, HeapLast: g[len(g)-1].HeapBytes,
+			HeapPerHour: WithinSlope(g, warmup, func(s SoakSample) float64 { return float64(s.HeapBytes) }).PerHour,
+			RSSPerHour:  WithinSlope(g, warmup, func(s SoakSample) float64 { return float64(s.RSSBytes) }).PerHour})
+	}
+	return out
+}
+
 // HealTimes is the distribution of the time from a drift's write to the
 // add-on's correction of it.
 type HealTimes struct {

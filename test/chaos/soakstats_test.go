@@ -69,3 +69,23 @@ func TestDistribution(t *testing.T) {
 	g.Expect(h.Under10s).To(Equal(99))
 	g.Expect(Distribution(3, nil)).To(Equal(HealTimes{Drifts: 3}))
 }
+
+func TestProcessTrends(t *testing.T) {
+	g := NewWithT(t)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var samples []SoakSample
+	for inc, heap := range []int64{100, 200, 300} {
+		for s := time.Duration(0); s < 3*time.Minute; s += 10 * time.Second {
+			samples = append(samples, SoakSample{At: start.Add(time.Duration(inc)*3*time.Minute + s), Incarnation: inc, Since: s,
+				HeapBytes: heap + int64(inc)*int64(s/time.Second), RSSBytes: 1000})
+		}
+	}
+	trends := ProcessTrends(samples, time.Minute)
+	g.Expect(trends).To(HaveLen(3))
+	g.Expect(trends[0].HeapPerHour).To(BeNumerically("~", 0, 1e-6))
+	g.Expect(trends[2].Incarnation).To(Equal(2))
+	g.Expect(trends[2].Samples).To(Equal(12))
+	g.Expect(trends[2].HeapFirst).To(Equal(int64(300 + 2*60)))
+	g.Expect(trends[2].HeapPerHour).To(BeNumerically("~", 2*3600, 1e-6), "2 bytes a second")
+	g.Expect(trends[2].RSSPerHour).To(BeNumerically("~", 0, 1e-6))
+}
