@@ -283,14 +283,17 @@ soak: testbin ## Run the soak: SOAK_N releases for SOAK_FOR under drifts, kills 
 
 # The chaos matrix (test/chaos, docs/reliability.md): eight scenarios, kill,
 # restart, compact, race, failover, lossy, tenants and memory, each on a fleet of
-# CHAOS_N releases; CHAOS_SCENARIOS picks some of them. test/chaos/config.go
+# CHAOS_N releases; CHAOS_SCENARIOS picks some of them; those CHAOS_MANAGERS
+# names run with the real Cluster API and Metal3 managers and their webhooks
+# (claims, CAPM3's finalizer, MachineSets). test/chaos/config.go
 # lists the other CHAOS_* variables (seed, kill interval, race duration,
 # lease, fault rate, memory's rewrites, timeouts).
 CHAOS_N ?= 200
 CHAOS_KILLS ?= 20
 CHAOS_RESTARTS ?= 2
 CHAOS_SCENARIOS ?= kill restart compact race failover lossy tenants memory
+CHAOS_MANAGERS ?= kill race
 
 .PHONY: chaos
 chaos: testbin ## Inject faults (SIGKILL, API server restarts, expired watches, a racing writer, leader failover, a lossy API, hostile tenants, kubeconfig rewrites and large releases) while the add-on corrects a fleet, check the invariants, print the matrix.
-	CHAOS_N="$(CHAOS_N)" CHAOS_KILLS="$(CHAOS_KILLS)" CHAOS_RESTARTS="$(CHAOS_RESTARTS)" CHAOS_SCENARIOS="$(CHAOS_SCENARIOS)" GO="$(GO)" $(GO) run ./test/chaos/cmd/chaos
+	CHAOS_N="$(CHAOS_N)" CHAOS_KILLS="$(CHAOS_KILLS)" CHAOS_RESTARTS="$(CHAOS_RESTARTS)" CHAOS_SCENARIOS="$(CHAOS_SCENARIOS)" CHAOS_MANAGERS="$(CHAOS_MANAGERS)" GO="$(GO)" $(GO) run ./test/chaos/cmd/chaos

@@ -85,6 +85,11 @@ func (r *run) check(ctx context.Context) error {
 		return err
 	}
 	r.res.Requests, r.res.Writes = counts[0].Total, counts[0].Writes()
+	if r.fleet.Managers {
+		if err := r.checkManagers(ctx, writes); err != nil {
+			return err
+		}
+	}
 	if r.proxy != nil {
 		c := r.proxy.Counts()
 		r.res.Proxy = &c

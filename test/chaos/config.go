@@ -117,7 +117,17 @@ type Config struct {
 	// SoakFor is how long the soak drifts, kills and restarts
 	// (CHAOS_SOAK_FOR, 30m).
 	SoakFor time.Duration
+	// Managers are the scenarios that run with the real Cluster API
+	// (core, kubeadm bootstrap, kubeadm control plane) and Metal3 managers
+	// and their webhooks on the control plane (CHAOS_MANAGERS,
+	// space-separated; none by default, `make chaos` names kill and race):
+	// their fleet's data templates are held by claims and CAPM3's
+	// finalizer, and those scenarios check the managers' invariants too.
+	Managers []string
 }
+
+// WithManagers reports whether scenario runs with the real managers.
+func (c Config) WithManagers(scenario string) bool { return slices.Contains(c.Managers, scenario) }
 
 // ConfigFromEnv reads the configuration from getenv (os.Getenv in the
 // command, a map in tests); now seeds the default Seed.
@@ -135,6 +145,13 @@ func ConfigFromEnv(getenv func(string) string, now time.Time) (Config, error) {
 			}
 		}
 		c.Scenarios = v
+	}
+	for _, s := range strings.Fields(getenv("CHAOS_MANAGERS")) {
+		if !slices.Contains(KnownScenarios, s) {
+			return Config{}, fmt.Errorf("failed to parse CHAOS_MANAGERS %q: %q is not one of %s",
+				getenv("CHAOS_MANAGERS"), s, strings.Join(KnownScenarios, ", "))
+		}
+		c.Managers = append(c.Managers, s)
 	}
 	ints := []struct {
 		name string

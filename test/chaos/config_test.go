@@ -32,7 +32,15 @@ func TestConfigFromEnv(t *testing.T) {
 			g.Expect(c.RewriteEvery).To(Equal(25 * time.Millisecond))
 			g.Expect(c.RewriteCerts).To(BeTrue())
 			g.Expect(c.SoakFor).To(Equal(30 * time.Minute))
+			g.Expect(c.Managers).To(BeEmpty())
+			g.Expect(c.WithManagers(ScenarioKill)).To(BeFalse())
 		}},
+		{name: "the real managers for two scenarios", env: map[string]string{"CHAOS_MANAGERS": " kill race"},
+			check: func(g Gomega, c Config) {
+				g.Expect(c.Managers).To(Equal([]string{ScenarioKill, ScenarioRace}))
+				g.Expect([]bool{c.WithManagers(ScenarioKill), c.WithManagers(ScenarioRace), c.WithManagers(ScenarioRestart)}).To(Equal([]bool{true, true, false}))
+			}},
+		{name: "the real managers for an unknown scenario", env: map[string]string{"CHAOS_MANAGERS": "kill nap"}, wantErr: `CHAOS_MANAGERS "kill nap": "nap" is not one of`},
 		{name: "the soak, named", env: map[string]string{"CHAOS_SCENARIOS": "soak", "CHAOS_N": "300", "CHAOS_SOAK_FOR": "45m"},
 			check: func(g Gomega, c Config) {
 				g.Expect(c.Scenarios).To(Equal([]string{ScenarioSoak}))

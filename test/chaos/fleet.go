@@ -75,6 +75,27 @@ func Manifests(c Case) (live, desired, applyMethod string) {
 	}
 }
 
+// managedMetadataIP is the data templates' metaData value the release
+// manifests of a fleet with the real managers carry, where the live data
+// templates keep the bootstrap cluster's.
+const managedMetadataIP = "192.168.100.2"
+
+// ManagedManifests are Manifests(c) for a fleet run with the real
+// managers: in the client-side-apply cases the release manifest also
+// changes the data template's metaData, which CAPM3's webhook refuses to
+// modify, so the data template that every Machine's claim names is
+// rotated and the machine templates repointed. The server-side-apply
+// case's data template is not drifted: Helm would set the repointed
+// machine templates back, and a claimed template may not be recreated.
+func ManagedManifests(c Case) (live, desired, applyMethod string) {
+	live, desired, applyMethod = Manifests(c)
+	if applyMethod == "csa" {
+		from := `value: "` + testenv.Management.MetadataIP + `"`
+		desired = strings.ReplaceAll(desired, from, `value: "`+managedMetadataIP+`"`)
+	}
+	return live, desired, applyMethod
+}
+
 // ObjectKey names an object of a namespace by its kind.
 type ObjectKey struct{ Namespace, Kind, Name string }
 
@@ -111,6 +132,9 @@ type Fleet struct {
 	Cases map[string]Case
 	// Objects are the templates and consumers of every release's manifest.
 	Objects []ObjectKey
+	// Managers is true when the real managers run: the manifests are
+	// ManagedManifests, and every data template is claimed.
+	Managers bool
 }
 
 // createWorkers bounds the releases created at once (as scale's setup).
@@ -118,13 +142,18 @@ const createWorkers = 8
 
 // CreateFleet creates n opted-in releases, release i of case CaseOf(i) in
 // namespace scale.Namespace(i).
-func CreateFleet(ctx context.Context, e *testenv.Env, n int, interval time.Duration) (Fleet, error) {
-	f := Fleet{Cases: map[string]Case{}}
+// With managers, the manifests are ManagedManifests.
+func CreateFleet(ctx context.Context, e *testenv.Env, n int, interval time.Duration, managers bool) (Fleet, error) {
+	f := Fleet{Cases: map[string]Case{}, Managers: managers}
+	render := Manifests
+	if managers {
+		render = ManagedManifests
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(createWorkers)
 	for i := range n {
 		ns, c := scale.Namespace(i), CaseOf(i)
-		live, desired, method := Manifests(c)
+		live, desired, method := render(c)
 		objs, err := ManifestObjects(ns, desired)
 		if err != nil {
 			return Fleet{}, err

@@ -53,3 +53,23 @@ func TestManifests(t *testing.T) {
 		})
 	}
 }
+
+func TestManagedManifests(t *testing.T) {
+	for _, c := range Cases {
+		t.Run(string(c), func(t *testing.T) {
+			g := NewWithT(t)
+			live, desired, method := ManagedManifests(c)
+			plainLive, plainDesired, plainMethod := Manifests(c)
+			g.Expect(live).To(Equal(plainLive), "the live objects are the plain fleet's")
+			g.Expect(method).To(Equal(plainMethod))
+			g.Expect(live).To(ContainSubstring(`{key: image-server, value: "10.10.10.17"}`))
+			if method == "ssa" {
+				g.Expect(desired).To(Equal(plainDesired), "Helm would set a repointed reference back: no data template drift")
+				return
+			}
+			g.Expect(desired).To(ContainSubstring(`{key: image-server, value: "` + managedMetadataIP + `"}`))
+			g.Expect(desired).NotTo(ContainSubstring(`value: "10.10.10.17"`))
+			g.Expect(strings.Replace(desired, `value: "`+managedMetadataIP+`"`, `value: "10.10.10.17"`, 1)).To(Equal(plainDesired), "only the data template's metaData differs")
+		})
+	}
+}

@@ -55,6 +55,9 @@ type Result struct {
 	Memory *MemoryFigures `json:"memory,omitempty"`
 	// Soak is the soak's: heal times and the controller's trends.
 	Soak *SoakFigures `json:"soak,omitempty"`
+	// Managed is a scenario's run with the real managers: what they held
+	// and made.
+	Managed *ManagedFigures `json:"managed,omitempty"`
 	// Checked are the invariants checked, Violations their breaches.
 	Checked    []string            `json:"checked"`
 	Violations map[string][]string `json:"violations,omitempty"`
@@ -168,10 +171,15 @@ func PrintMatrix(w io.Writer, results []Result) {
 		if r.Scenario == ScenarioLossy || r.Scenario == faultFreeRow {
 			inSync = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%d MiB\t%s\n", r.Scenario, r.N, r.Fault, r.held(),
+		name := r.Scenario
+		if r.Managed != nil {
+			name += " (real managers)"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%d MiB\t%s\n", name, r.N, r.Fault, r.held(),
 			inSync, conv, seconds(r.TotalSeconds), r.Requests, r.Writes, race, takeover(r), againstFaultFree(r), r.PeakRSSBytes>>20, memoryCell(r))
 	}
 	_ = tw.Flush()
+	printManaged(w, results)
 	printTenants(w, results)
 	printSoak(w, results)
 	for _, r := range rows(results) {

@@ -73,6 +73,12 @@ type run struct {
 	raceTargets []raceTarget
 	raced       map[string]int
 
+	// Valid after createFleet with the real managers: the claimed data
+	// templates, with the claim naming each, and the MachineSets when the
+	// controller started.
+	claimed     map[ObjectKey]string
+	machineSets map[ObjectKey]bool
+
 	res Result
 }
 
@@ -135,7 +141,7 @@ func (r *run) startControlPlane(ctx context.Context) error {
 			flags[k] = v
 		}
 	}
-	env, err := testenv.StartWith("chaos-"+r.scenario, testenv.Options{ProviderCRDs: true, APIServerFlags: flags})
+	env, err := testenv.StartWith("chaos-"+r.scenario, testenv.Options{ProviderCRDs: true, Managers: r.cfg.WithManagers(r.scenario), APIServerFlags: flags})
 	if err != nil {
 		return err
 	}
@@ -169,7 +175,7 @@ func (r *run) startControlPlane(ctx context.Context) error {
 
 func (r *run) createFleet(ctx context.Context) error {
 	start := time.Now()
-	f, err := CreateFleet(ctx, r.env, r.cfg.N, r.cfg.Resync)
+	f, err := CreateFleet(ctx, r.env, r.cfg.N, r.cfg.Resync, r.cfg.WithManagers(r.scenario))
 	r.fleet = f
 	if err == nil {
 		switch r.scenario {
@@ -177,6 +183,11 @@ func (r *run) createFleet(ctx context.Context) error {
 			err = r.createTenants(ctx)
 		case ScenarioMemory:
 			err = r.createMemoryFleet(ctx)
+		}
+	}
+	if err == nil && f.Managers {
+		if err = r.createClaims(ctx); err == nil {
+			err = r.waitAdopted(ctx)
 		}
 	}
 	r.res.N = r.cfg.N + r.added

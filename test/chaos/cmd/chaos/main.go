@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
@@ -44,8 +45,8 @@ func run(ctx context.Context) error {
 	}
 	stamp := started.UTC().Format("20060102T150405Z")
 	artifacts := filepath.Join(root, "_artifacts", "chaos", stamp)
-	logf("CHAOS_N=%d CHAOS_KILLS=%d CHAOS_RESTARTS=%d CHAOS_LEASE=%s CHAOS_FAULT_RATE=%g CHAOS_SEED=%d, artifacts in %s",
-		cfg.N, cfg.Kills, cfg.Restarts, cfg.Lease, cfg.FaultRate, cfg.Seed, artifacts)
+	logf("CHAOS_N=%d CHAOS_KILLS=%d CHAOS_RESTARTS=%d CHAOS_LEASE=%s CHAOS_FAULT_RATE=%g CHAOS_SEED=%d CHAOS_MANAGERS=%q, artifacts in %s",
+		cfg.N, cfg.Kills, cfg.Restarts, cfg.Lease, cfg.FaultRate, cfg.Seed, strings.Join(cfg.Managers, " "), artifacts)
 	var results []chaos.Result
 	var failure error
 	for _, s := range cfg.Scenarios {
