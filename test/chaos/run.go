@@ -221,6 +221,8 @@ func (r *run) startReplica(name string) (*testenv.Process, error) {
 		env = append(env, "RUNTIME_NAMESPACE="+runtimeNamespace)
 	case ScenarioTenants:
 		flags = append(flags, "--default-service-account="+scale.TenantAccount)
+	case ScenarioSoak:
+		env = append(env, soakProfileRate)
 	}
 	return testenv.StartServing(name, r.bin, 2, 1, func(a []string) []string {
 		return append([]string{"--metrics-addr=" + a[0], "--health-addr=" + a[1]}, flags...)

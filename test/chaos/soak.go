@@ -265,6 +265,12 @@ func (r *run) sampleSoak(ctx context.Context, proc *soakProcess) []SoakSample {
 	}
 }
 
+// soakProfileRate has the soak's controller sample one allocation per
+// 64 KiB in its heap profiles instead of Go's 512 KiB: the growth the soak
+// looks for is a megabyte or two, which the default rate cannot tell from
+// sampling noise.
+const soakProfileRate = "GODEBUG=memprofilerate=65536"
+
 // metricsAddr is the --metrics-addr of process pid.
 func metricsAddr(pid int) (string, error) {
 	cmdline, err := os.ReadFile(filepath.Join("/proc", fmt.Sprint(pid), "cmdline"))

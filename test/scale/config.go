@@ -87,6 +87,10 @@ type Config struct {
 	// Out is the JSON report's path (BENCH_OUT; by default
 	// _artifacts/bench/<timestamp>.json).
 	Out string
+	// Floor measures the add-on's write floor after each of its runs
+	// (BENCH_FLOOR; on unless 0): its convergence writes sent again by a
+	// plain client on a fresh control plane with the same fleet.
+	Floor bool
 }
 
 // ConfigFromEnv reads the configuration from getenv (os.Getenv in the
@@ -96,7 +100,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		ConvergeTimeout: 15 * time.Minute, KeepAudit: getenv("BENCH_KEEP_AUDIT") == "1", Out: getenv("BENCH_OUT"),
 		ControllerArgs: strings.Fields(getenv("BENCH_CONTROLLER_ARGS")), ControllerBin: getenv("BENCH_CONTROLLER_BIN"),
 		ControllerEnv:      strings.Fields(getenv("BENCH_CONTROLLER_ENV")),
-		HelmControllerArgs: strings.Fields(getenv("BENCH_HELM_CONTROLLER_ARGS"))}
+		HelmControllerArgs: strings.Fields(getenv("BENCH_HELM_CONTROLLER_ARGS")), Floor: getenv("BENCH_FLOOR") != "0"}
 	if v := strings.Fields(getenv("BENCH_CONTROLLERS")); len(v) > 0 {
 		for _, name := range v {
 			if !slices.Contains(DefaultControllers, name) {

@@ -76,6 +76,14 @@ func (r *run) converge(ctx context.Context) error {
 		return err
 	}
 	r.res.ConvergenceCPUSeconds = cpu.Seconds()
+	if !r.target.IsHelmController() {
+		b, err := ReadBreakdown(r.metricsAddr, r.target.MetricsController)
+		if err != nil {
+			return err
+		}
+		b.CPUSeconds = cpu.Seconds()
+		r.res.Breakdown = &b
+	}
 	if r.target.IsHelmController() {
 		return r.checkNotUpgraded(ctx)
 	}

@@ -81,6 +81,12 @@ type Result struct {
 	// Memory is the controller's resident memory at the window's end.
 	Memory harness.Memory `json:"memory"`
 
+	// Floor is the add-on's write floor (BENCH_FLOOR), nil when not
+	// measured.
+	Floor *Floor `json:"floor,omitempty"`
+	// Breakdown is where the add-on's convergence went, from its metrics.
+	Breakdown *Breakdown `json:"breakdown,omitempty"`
+
 	// Reactions are the drifts written after the window, one at a time;
 	// none for helm-controller, which does not heal in warn mode.
 	Reactions []Reaction `json:"reactions"`
@@ -198,7 +204,7 @@ func WriteTable(w io.Writer, runs []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"N", "fleet", "controller", "setup", "converge", "req/HR/resync"}
 	head = append(head, verbs...)
-	head = append(head, "writes", "upgrades", "reconciles/HR/resync", "CPU/reconcile ctrl", "CPU/reconcile apiserver", "RSS", "peak RSS", "reaction (min-max)")
+	head = append(head, "writes", "upgrades", "reconciles/HR/resync", "CPU/reconcile ctrl", "CPU/reconcile apiserver", "RSS", "RSS/HR", "peak RSS", "write floor", "reaction (min-max)")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range runs {
 		row := []string{fmt.Sprint(r.N), r.Fleet, r.Controller, seconds(r.SetupSeconds), seconds(r.ConvergenceSeconds), fmt.Sprintf("%.2f", r.RequestsPerHRPerResync)}
@@ -207,8 +213,8 @@ func WriteTable(w io.Writer, runs []Result) error {
 		}
 		row = append(row, fmt.Sprint(r.Writes), fmt.Sprint(r.Upgrades), fmt.Sprintf("%.2f", r.ReconcilesPerHRPerResync),
 			millis(r.ControllerCPUPerReconcileMs), millis(r.APIServerCPUPerReconcileMs),
-			mebibytes(r.Memory.RSS), mebibytes(r.Memory.Peak),
-			reactions(r))
+			mebibytes(r.Memory.RSS), perRelease(r), mebibytes(r.Memory.Peak),
+			floorCell(r), reactions(r))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	return tw.Flush()
@@ -260,6 +266,23 @@ func millis(ms *float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f ms", *ms)
+}
+
+// perRelease is the RSS per release, in KiB.
+func perRelease(r Result) string {
+	if r.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f KiB", float64(r.Memory.RSS)/1024/float64(r.N))
+}
+
+// floorCell is the write floor and the convergence over it: "12s (1.4×,
+// 2,500 writes)", or "-".
+func floorCell(r Result) string {
+	if r.Floor == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%s (%.2f×, %d writes)", seconds(r.Floor.Seconds), r.Floor.Ratio, r.Floor.Writes)
 }
 
 func mebibytes(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }

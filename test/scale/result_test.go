@@ -56,6 +56,7 @@ func TestWriteTable(t *testing.T) {
 		Requests:             Requests{ByVerb: map[string]int{"list": 1, "get": 9, "watch": 1, "bind": 1}},
 		ByVerbPerHRPerResync: map[string]float64{"get": 9.5, "list": 1}, ReconcilesPerHRPerResync: 1,
 		ControllerCPUPerReconcileMs: &ms, APIServerCPUPerReconcileMs: &ms, Memory: harness.Memory{RSS: 64 << 20, Peak: 80 << 20},
+		Floor:     &Floor{Writes: 75, Seconds: 1.5, Ratio: 40.93},
 		Reactions: []Reaction{{HealedSeconds: 0.12}, {HealedSeconds: 0.08}, {HealedSeconds: 29.6}}},
 		// helm-controller: writes on every pass, and no reaction measured.
 		{Controller: HelmController, N: 50, Fleet: "full", SetupSeconds: 3.4, ConvergenceSeconds: 4.5, RequestsPerHRPerResync: 21.5,
@@ -68,8 +69,8 @@ func TestWriteTable(t *testing.T) {
 	lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
 	g.Expect(lines).To(HaveLen(3))
 	g.Expect(string(lines[0])).To(MatchRegexp(`^N\s+fleet\s+controller\s+setup\s+converge\s+req/HR/resync\s+get\s+list\s+watch\s+bind\s+writes\s+upgrades\s`))
-	g.Expect(string(lines[1])).To(MatchRegexp(`^50\s+full\s+template-drift-controller\s+3.20s\s+61s\s+10.50\s+9.50\s+1.00\s+0.00\s+0.00\s+0\s+0\s+1.00\s+12.3 ms\s+12.3 ms\s+64 MiB\s+80 MiB\s+0.08s-30s$`))
-	g.Expect(string(lines[2])).To(MatchRegexp(`^50\s+full\s+helm-controller\s+3.40s\s+4.50s\s+21.50\s+9.00\s+1.00\s+0.00\s+0.00\s+45\s+0\s+1.00\s.*74 MiB\s+n/a$`))
+	g.Expect(string(lines[1])).To(MatchRegexp(`^50\s+full\s+template-drift-controller\s+3.20s\s+61s\s+10.50\s+9.50\s+1.00\s+0.00\s+0.00\s+0\s+0\s+1.00\s+12.3 ms\s+12.3 ms\s+64 MiB\s+1311 KiB\s+80 MiB\s+1.50s \(40.93×, 75 writes\)\s+0.08s-30s$`))
+	g.Expect(string(lines[2])).To(MatchRegexp(`^50\s+full\s+helm-controller\s+3.40s\s+4.50s\s+21.50\s+9.00\s+1.00\s+0.00\s+0.00\s+45\s+0\s+1.00\s.*74 MiB\s+1516 KiB\s+74 MiB\s+-\s+n/a$`))
 }
 
 func TestWriteJSON(t *testing.T) {

@@ -100,6 +100,7 @@ func Run(ctx context.Context, cfg Config, t Target, fleet Fleet, n int, dir stri
 		{"measure the steady state", r.measureSteadyState},
 		{"count the requests", r.countRequests},
 		{"measure the reaction to a drift", r.measureReaction},
+		{"measure the write floor", r.measureFloor},
 	}
 	for _, s := range steps {
 		logf("N=%d %s %s: %s", n, fleet.Name, t.Name, s.name)
@@ -117,7 +118,12 @@ func Run(ctx context.Context, cfg Config, t Target, fleet Fleet, n int, dir stri
 // and adds the controller's user: a member of system:masters, or under the
 // lockdown a user of no group bound to the chart's lockdown role.
 func (r *run) startControlPlane(ctx context.Context) error {
-	flags, auditLog, err := harness.AuditFlags(r.dir, harness.MetadataPolicy)
+	policy := harness.MetadataPolicy
+	if r.floorMeasured() {
+		// The replay of the write floor sends the writes' bodies again.
+		policy = writesPolicy(r.target.User)
+	}
+	flags, auditLog, err := harness.AuditFlags(r.dir, policy)
 	if err != nil {
 		return err
 	}

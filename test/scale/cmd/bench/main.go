@@ -114,6 +114,7 @@ func finish(report scale.Report, out, artifacts string) error {
 	if err := scale.WriteTable(os.Stdout, report.Runs); err != nil {
 		return err
 	}
+	scale.WriteBreakdowns(os.Stdout, report.Runs)
 	if len(report.Comparisons) > 0 {
 		fmt.Println()
 		if err := scale.WriteComparisons(os.Stdout, report.Comparisons); err != nil {

@@ -1,0 +1,308 @@
+package scale
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
+	"github.com/templatedrift/template-drift-controller/test/harness"
+)
+
+// The write floor: the time the API server takes for the writes the
+// add-on made while it converged, sent by a plain client with the
+// controller's client settings and none of its work (no informers, no
+// decoding, no diff, no dry-run), on a fresh control plane with the same
+// fleet. The add-on's convergence over the floor is what its own work
+// costs.
+
+// Floor is the write floor of one run.
+type Floor struct {
+	// Writes are the writes replayed: every stored write of the add-on
+	// until it converged, in the order the audit log has them.
+	Writes int `json:"writes"`
+	// Seconds is from the first replayed write to the last answer.
+	Seconds float64 `json:"seconds"`
+	// Workers and QPS, Burst are the replay's concurrency and client
+	// rate limit: the controller's --concurrent, --kube-api-qps and
+	// --kube-api-burst.
+	Workers int     `json:"workers"`
+	QPS     float32 `json:"qps"`
+	Burst   int     `json:"burst"`
+	// Ratio is the add-on's convergence over Seconds.
+	Ratio float64 `json:"ratio"`
+}
+
+// The controller's defaults for the flags the replay copies.
+const (
+	defaultConcurrent = 4
+	defaultQPS        = 50
+	defaultBurst      = 300
+)
+
+// writesPolicy logs user's writes with their bodies (the replay sends
+// them again) and every other request at the Metadata level.
+func writesPolicy(user string) string {
+	return `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Request
+  users: ["` + user + `"]
+  verbs: ["create", "update", "patch", "delete"]
+- level: Metadata
+`
+}
+
+// clientSettings are the replay's workers, QPS and burst: the
+// controller's defaults, or the values args gives them.
+func clientSettings(args []string) (workers int, qps float32, burst int, err error) {
+	workers, qps, burst = defaultConcurrent, defaultQPS, defaultBurst
+	for _, a := range args {
+		name, value, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !ok {
+			continue
+		}
+		switch name {
+		case "concurrent":
+			workers, err = strconv.Atoi(value)
+		case "kube-api-qps":
+			var f float64
+			f, err = strconv.ParseFloat(value, 32)
+			qps = float32(f)
+		case "kube-api-burst":
+			burst, err = strconv.Atoi(value)
+		}
+		if err != nil {
+			return 0, 0, 0, fmt.Errorf("failed to parse the controller argument %q: %w", a, err)
+		}
+	}
+	return workers, qps, burst, nil
+}
+
+// ConvergenceWrites reads the stored, non-dry-run writes of user received
+// in w from the audit log at path, in order.
+func ConvergenceWrites(path, user string, w Window) ([]harness.Call, error) {
+	var out []harness.Call
+	err := harness.ReadAudit(path, user, func(ev harness.Event) {
+		if ev.Stage != "ResponseComplete" || ev.User.Username != user || !w.contains(ev.RequestReceived) {
+			return
+		}
+		if !slices.Contains(writeVerbs, ev.Verb) || ev.IsDryRun() || ev.ResponseStatus.Code < 200 || ev.ResponseStatus.Code >= 300 {
+			return
+		}
+		if ev.Verb+" "+ev.ObjectRef.Resource == accessReview {
+			// A question, which stores nothing.
+			return
+		}
+		out = append(out, ev.Call)
+	})
+	return out, err
+}
+
+// Replay is one write to send again.
+type Replay struct {
+	Method, URI, ContentType string
+	Body                     []byte
+	// Namespace orders the replay: a namespace's writes are sent in order,
+	// by one worker, as one release's pass makes them.
+	Namespace string
+}
+
+// ReplayOf turns an audited write into the same request without its
+// preconditions, which name the first control plane's resourceVersions
+// and UIDs: a JSON patch loses its operations on /metadata/resourceVersion,
+// a merge patch, create or update its metadata.resourceVersion and
+// metadata.uid, a delete its preconditions.
+func ReplayOf(c harness.Call) (Replay, error) {
+	r := Replay{URI: c.RequestURI, Namespace: c.ObjectRef.Namespace, ContentType: "application/json"}
+	switch c.Verb {
+	case "create":
+		r.Method = "POST"
+	case "update":
+		r.Method = "PUT"
+	case "patch":
+		r.Method = "PATCH"
+	case "delete":
+		r.Method = "DELETE"
+	default:
+		return Replay{}, fmt.Errorf("%s %s is not a write the replay sends", c.Verb, c.RequestURI)
+	}
+	body := bytes.TrimSpace(c.RequestObject)
+	if len(body) == 0 {
+		return r, nil
+	}
+	if body[0] == '[' {
+		var ops []map[string]any
+		if err := json.Unmarshal(body, &ops); err != nil {
+			return Replay{}, fmt.Errorf("failed to parse the JSON patch of %s: %w", c.RequestURI, err)
+		}
+		kept := ops[:0]
+		for _, op := range ops {
+			if op["path"] != "/metadata/resourceVersion" {
+				kept = append(kept, op)
+			}
+		}
+		b, err := json.Marshal(kept)
+		r.Body, r.ContentType = b, "application/json-patch+json"
+		return r, err
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return Replay{}, fmt.Errorf("failed to parse the body of %s: %w", c.RequestURI, err)
+	}
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		delete(meta, "resourceVersion")
+		delete(meta, "uid")
+		if len(meta) == 0 {
+			delete(obj, "metadata")
+		}
+	}
+	delete(obj, "preconditions")
+	if r.Method == "PATCH" {
+		r.ContentType = "application/merge-patch+json"
+	}
+	b, err := json.Marshal(obj)
+	r.Body = b
+	return r, err
+}
+
+// measureFloor replays the add-on's convergence writes on a fresh control
+// plane with the same fleet, and records the floor against the add-on's
+// convergence. The controller is stopped first: the two control planes
+// share the machine.
+func (r *run) measureFloor(ctx context.Context) error {
+	if !r.floorMeasured() {
+		return nil
+	}
+	if err := harness.Sleep(ctx, auditFlush); err != nil {
+		return err
+	}
+	calls, err := ConvergenceWrites(r.auditLog, r.target.User, r.convergence)
+	if err != nil {
+		return err
+	}
+	replays := make([]Replay, 0, len(calls))
+	for _, c := range calls {
+		rp, err := ReplayOf(c)
+		if err != nil {
+			return err
+		}
+		replays = append(replays, rp)
+	}
+	workers, qps, burst, err := clientSettings(r.target.Flags)
+	if err != nil {
+		return err
+	}
+	r.controller.Stop()
+	dir := filepath.Join(r.dir, "floor")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	flags, _, err := harness.AuditFlags(dir, writesPolicy(r.target.User))
+	if err != nil {
+		return err
+	}
+	env, err := testenv.StartWith("bench-floor-"+strconv.Itoa(r.n), testenv.Options{ProviderCRDs: true, APIServerFlags: flags, ExtraCRDDirs: r.target.CRDDirs, OmitKinds: r.fleet.Omit})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			r.logf("N=%d: %v", r.n, err)
+		}
+	}()
+	kubeconfig, err := env.AddUser(r.target.User, []string{"system:masters"})
+	if err != nil {
+		return err
+	}
+	if err := CreateFleet(ctx, env, r.n, r.cfg.Resync, nil, r.fleet.Render); err != nil {
+		return err
+	}
+	seconds, err := sendReplays(ctx, kubeconfig, replays, workers, qps, burst)
+	if err != nil {
+		return err
+	}
+	r.res.Floor = &Floor{Writes: len(replays), Seconds: seconds, Workers: workers, QPS: qps, Burst: burst, Ratio: r.res.ConvergenceSeconds / seconds}
+	return nil
+}
+
+// floorMeasured reports whether the run measures the write floor: the
+// add-on's own run (not under the lockdown, whose writes are a tenant's),
+// with BENCH_FLOOR on.
+func (r *run) floorMeasured() bool {
+	return r.cfg.Floor && !r.target.IsHelmController() && !r.target.Lockdown
+}
+
+// sendReplays sends replays with one client of qps and burst from
+// workers goroutines, each namespace's writes in order by one of them,
+// and returns the seconds from the first to the last answer. A write
+// the server refuses fails the measure.
+func sendReplays(ctx context.Context, kubeconfig string, replays []Replay, workers int, qps float32, burst int) (float64, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return 0, err
+	}
+	cfg.QPS, cfg.Burst = qps, burst
+	// The controller's client does not print the API server's warnings
+	// (deprecated versions) either.
+	cfg.WarningHandler = rest.NoWarnings{}
+	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	rc, err := rest.UnversionedRESTClientFor(cfg)
+	if err != nil {
+		return 0, err
+	}
+	var order []string
+	byNamespace := map[string][]Replay{}
+	for _, rp := range replays {
+		if _, ok := byNamespace[rp.Namespace]; !ok {
+			order = append(order, rp.Namespace)
+		}
+		byNamespace[rp.Namespace] = append(byNamespace[rp.Namespace], rp)
+	}
+	queue := make(chan string, len(order))
+	for _, ns := range order {
+		queue <- ns
+	}
+	close(queue)
+	var once sync.Once
+	var start time.Time
+	g, gctx := errgroup.WithContext(ctx)
+	for range workers {
+		g.Go(func() error {
+			for ns := range queue {
+				for _, rp := range byNamespace[ns] {
+					once.Do(func() { start = time.Now() })
+					req := rc.Verb(rp.Method).RequestURI(rp.URI).SetHeader("Content-Type", rp.ContentType)
+					if rp.Body != nil {
+						req = req.Body(rp.Body)
+					}
+					if err := req.Do(gctx).Error(); err != nil {
+						return fmt.Errorf("the replay of %s %s was refused: %w", rp.Method, rp.URI, err)
+					}
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, err
+	}
+	if start.IsZero() {
+		return 0, fmt.Errorf("no write to replay")
+	}
+	return time.Since(start).Seconds(), nil
+}
