@@ -91,6 +91,10 @@ type Config struct {
 	// (BENCH_FLOOR; on unless 0): its convergence writes sent again by a
 	// plain client on a fresh control plane with the same fleet.
 	Floor bool
+	// CPUProfile is how long a CPU profile of the add-on is read from its
+	// start, into its run's directory (BENCH_CPU_PROFILE; none by
+	// default).
+	CPUProfile time.Duration
 }
 
 // ConfigFromEnv reads the configuration from getenv (os.Getenv in the
@@ -134,6 +138,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err := harness.ParseDurations(getenv, "30s", []harness.NamedDuration{
 		{Name: "BENCH_RESYNC", Into: &c.Resync}, {Name: "BENCH_SETTLE", Into: &c.Settle}, {Name: "BENCH_IDLE", Into: &c.Idle},
 		{Name: "BENCH_CONVERGE_TIMEOUT", Into: &c.ConvergeTimeout}, {Name: "BENCH_WINDOW", Into: &c.Window},
+		{Name: "BENCH_CPU_PROFILE", Into: &c.CPUProfile},
 	}); err != nil {
 		return Config{}, err
 	}

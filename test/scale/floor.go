@@ -247,7 +247,62 @@ func (r *run) floorMeasured() bool {
 	return r.cfg.Floor && !r.target.IsHelmController() && !r.target.Lockdown
 }
 
-// sendReplays sends replays with one client of qps and burst from
+// limiterKey names the rate limiter a write of uri goes through in the
+// controller: controller-runtime's client builds a REST client, and with
+// it a client-side rate limiter of --kube-api-qps and --kube-api-burst,
+// for each kind (a resource and its subresources share it), and the
+// event recorder has a client of its own.
+func limiterKey(uri string) string {
+	path, _, _ := strings.Cut(uri, "?")
+	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	var gv string
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		gv, parts = parts[1], parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		gv, parts = parts[1]+"/"+parts[2], parts[3:]
+	default:
+		return path
+	}
+	if len(parts) >= 2 && parts[0] == "namespaces" && len(parts) > 2 {
+		parts = parts[2:]
+	}
+	if len(parts) == 0 {
+		return gv
+	}
+	if parts[0] == "events" {
+		return "events"
+	}
+	return gv + "/" + parts[0]
+}
+
+// limitedClients are the replay's REST clients, one for each limiterKey,
+// each with its own rate limiter, sharing one connection pool.
+type limitedClients struct {
+	cfg *rest.Config
+	mu  sync.Mutex
+	by  map[string]*rest.RESTClient
+}
+
+func newLimitedClients(cfg *rest.Config) *limitedClients {
+	return &limitedClients{cfg: cfg, by: map[string]*rest.RESTClient{}}
+}
+
+func (l *limitedClients) get(key string) (*rest.RESTClient, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c, ok := l.by[key]; ok {
+		return c, nil
+	}
+	c, err := rest.UnversionedRESTClientFor(l.cfg)
+	if err != nil {
+		return nil, err
+	}
+	l.by[key] = c
+	return c, nil
+}
+
+// sendReplays sends replays with the clients of qps and burst from
 // workers goroutines, each namespace's writes in order by one of them,
 // and returns the seconds from the first to the last answer. A write
 // the server refuses fails the measure.
@@ -261,10 +316,7 @@ func sendReplays(ctx context.Context, kubeconfig string, replays []Replay, worke
 	// (deprecated versions) either.
 	cfg.WarningHandler = rest.NoWarnings{}
 	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
-	rc, err := rest.UnversionedRESTClientFor(cfg)
-	if err != nil {
-		return 0, err
-	}
+	clients := newLimitedClients(cfg)
 	var order []string
 	byNamespace := map[string][]Replay{}
 	for _, rp := range replays {
@@ -286,6 +338,10 @@ func sendReplays(ctx context.Context, kubeconfig string, replays []Replay, worke
 			for ns := range queue {
 				for _, rp := range byNamespace[ns] {
 					once.Do(func() { start = time.Now() })
+					rc, err := clients.get(limiterKey(rp.URI))
+					if err != nil {
+						return err
+					}
 					req := rc.Verb(rp.Method).RequestURI(rp.URI).SetHeader("Content-Type", rp.ContentType)
 					if rp.Body != nil {
 						req = req.Body(rp.Body)

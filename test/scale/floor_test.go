@@ -66,3 +66,15 @@ func TestClientSettings(t *testing.T) {
 	_, _, _, err = clientSettings([]string{"--concurrent=many"})
 	g.Expect(err).To(MatchError(ContainSubstring(`"--concurrent=many"`)))
 }
+
+func TestLimiterKey(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(limiterKey("/api/v1/namespaces/a/events")).To(Equal("events"))
+	g.Expect(limiterKey("/apis/events.k8s.io/v1/namespaces/a/events")).To(Equal("events"))
+	g.Expect(limiterKey("/api/v1/namespaces/a/secrets/x?fieldManager=m")).To(Equal("v1/secrets"))
+	g.Expect(limiterKey("/api/v1/namespaces")).To(Equal("v1/namespaces"))
+	g.Expect(limiterKey("/apis/helm.toolkit.fluxcd.io/v2/namespaces/a/helmreleases/cluster/status")).To(Equal("helm.toolkit.fluxcd.io/v2/helmreleases"))
+	g.Expect(limiterKey("/apis/helm.toolkit.fluxcd.io/v2/namespaces/a/helmreleases")).To(Equal("helm.toolkit.fluxcd.io/v2/helmreleases"))
+	g.Expect(limiterKey("/apis/infrastructure.cluster.x-k8s.io/v1beta1/namespaces/a/metal3machinetemplates/m")).To(Equal("infrastructure.cluster.x-k8s.io/v1beta1/metal3machinetemplates"))
+	g.Expect(limiterKey("/apis/cluster.x-k8s.io/v1beta2/clusters")).To(Equal("cluster.x-k8s.io/v1beta2/clusters"))
+}

@@ -230,8 +230,10 @@ func (r *run) measureSteadyState(ctx context.Context) error {
 		return fmt.Errorf("the controller exited (see %s)", r.controller.LogPath)
 	}
 	r.steadyState = Window{Start: r.windowStart.at, End: r.windowEnd.at}
-	r.res.Memory, err = harness.ReadMemory(r.controller.PID())
-	return err
+	if r.res.Memory, err = harness.ReadMemory(r.controller.PID()); err != nil {
+		return err
+	}
+	return r.saveSteadyHeap(ctx)
 }
 
 // countRequests reads the controller user's requests in the convergence

@@ -66,6 +66,8 @@ type run struct {
 	controller  *testenv.Process
 	metricsAddr string
 	started     time.Time
+	// profiled is closed once the convergence's CPU profile is read.
+	profiled chan struct{}
 
 	// Valid after converge and steadyState: when every HelmRelease was in
 	// sync, and the samples that open and close the window.
@@ -209,12 +211,16 @@ func (r *run) startController(_ context.Context) error {
 		return err
 	}
 	r.controller = p
+	r.profiled = r.profileConvergence(context.Background())
 	return nil
 }
 
 // stop stops the controller, the chart server and the control plane, and
 // removes the audit log of a successful run unless it is to be kept.
 func (r *run) stop(ok bool) {
+	if r.profiled != nil {
+		<-r.profiled
+	}
 	r.controller.Stop()
 	r.chart.Close()
 	if r.env != nil {
