@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	"k8s.io/client-go/kubernetes/scheme"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -315,7 +315,7 @@ func sendReplays(ctx context.Context, kubeconfig string, replays []Replay, worke
 	// The controller's client does not print the API server's warnings
 	// (deprecated versions) either.
 	cfg.WarningHandler = rest.NoWarnings{}
-	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	cfg.NegotiatedSerializer = clientgoscheme.Codecs.WithoutConversion()
 	clients := newLimitedClients(cfg)
 	var order []string
 	byNamespace := map[string][]Replay{}
