@@ -7,16 +7,24 @@ import (
 )
 
 // SoakSample is one reading of the controller during the soak: its
-// resident memory, its live heap (after a garbage collection) and its
-// goroutines, Incarnation counting its restarts (0 for the first process).
+// resident memory, its live heap and heap in use (after a garbage
+// collection) and its goroutines, Incarnation counting its restarts (0 for
+// the first process).
 type SoakSample struct {
 	At          time.Time `json:"at"`
 	Incarnation int       `json:"incarnation"`
 	// Since is how long that process had run.
-	Since      time.Duration `json:"since"`
-	RSSBytes   int64         `json:"rssBytes"`
-	HeapBytes  int64         `json:"heapBytes"`
-	Goroutines int           `json:"goroutines"`
+	Since    time.Duration `json:"since"`
+	RSSBytes int64         `json:"rssBytes"`
+	// HeapBytes is the live heap: the bytes of the objects a collection
+	// left (go_memstats_heap_alloc_bytes right after it).
+	HeapBytes int64 `json:"heapBytes"`
+	// HeapInuseBytes is the heap's spans in use then
+	// (go_memstats_heap_inuse_bytes): the live heap and the free room in
+	// spans that hold live objects, which grows when a burst of
+	// allocations (informers relisting) leaves spans sparsely used.
+	HeapInuseBytes int64 `json:"heapInuseBytes"`
+	Goroutines     int   `json:"goroutines"`
 }
 
 // Slope is a figure's trend over the soak, per hour: Value is the least
@@ -76,7 +84,12 @@ type ProcessTrend struct {
 	HeapFirst   int64   `json:"heapFirstBytes"`
 	HeapLast    int64   `json:"heapLastBytes"`
 	HeapPerHour float64 `json:"heapPerHour"`
-	RSSPerHour  float64 `json:"rssPerHour"`
+	// HeapInuseFirst, HeapInuseLast and HeapInusePerHour are the same of
+	// the heap in use.
+	HeapInuseFirst   int64   `json:"heapInuseFirstBytes"`
+	HeapInuseLast    int64   `json:"heapInuseLastBytes"`
+	HeapInusePerHour float64 `json:"heapInusePerHour"`
+	RSSPerHour       float64 `json:"rssPerHour"`
 }
 
 // ProcessTrends returns each incarnation's trend after warmup, in order;
@@ -100,8 +113,10 @@ func ProcessTrends(samples []SoakSample, warmup time.Duration) []ProcessTrend {
 			continue
 		}
 		out = append(out, ProcessTrend{Incarnation: inc, Samples: len(g), HeapFirst: g[0].HeapBytes, HeapLast: g[len(g)-1].HeapBytes,
-			HeapPerHour: WithinSlope(g, warmup, func(s SoakSample) float64 { return float64(s.HeapBytes) }).PerHour,
-			RSSPerHour:  WithinSlope(g, warmup, func(s SoakSample) float64 { return float64(s.RSSBytes) }).PerHour})
+			HeapPerHour:    WithinSlope(g, warmup, func(s SoakSample) float64 { return float64(s.HeapBytes) }).PerHour,
+			HeapInuseFirst: g[0].HeapInuseBytes, HeapInuseLast: g[len(g)-1].HeapInuseBytes,
+			HeapInusePerHour: WithinSlope(g, warmup, func(s SoakSample) float64 { return float64(s.HeapInuseBytes) }).PerHour,
+			RSSPerHour:       WithinSlope(g, warmup, func(s SoakSample) float64 { return float64(s.RSSBytes) }).PerHour})
 	}
 	return out
 }
