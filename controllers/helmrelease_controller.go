@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/templatedrift/template-drift-controller/internal/apply"
@@ -92,5 +93,13 @@ func (r *HelmReleaseReconciler) next(res *pipeline.Result, sum report.Summary) (
 	case sum.Conclusion.Status != metav1.ConditionTrue:
 		return ctrl.Result{RequeueAfter: waitInterval}, nil
 	}
-	return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(r.ResyncInterval)}, nil
+	return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(r.ResyncInterval), Priority: &resyncPriority}, nil
 }
+
+// resyncPriority is the workqueue priority of an in-sync release's next
+// resync: below a watch event's, so that with thousands of releases
+// queued for their resync a template that drifts, or a HelmRelease that
+// changes, is served first instead of waiting behind them.
+// controller-runtime gives the informers' first list the same low
+// priority.
+var resyncPriority = handler.LowPriority

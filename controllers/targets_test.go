@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
@@ -163,13 +164,15 @@ func TestPreviousReleaseRemoval(t *testing.T) {
 }
 
 // TestResync: a healthy pass asks to be run again after about the resync
-// interval; a pass that must wait asks sooner.
+// interval, at the workqueue's low priority so that watch events go first;
+// a pass that must wait asks sooner, at its event's priority.
 func TestResync(t *testing.T) {
 	w := newWorld(t, scenario{annotations: enabled, live: mgmt, release: mgmt})
 	res, err := w.r.Reconcile(w.ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(w.hr)})
 	w.g.Expect(err).NotTo(HaveOccurred())
 	w.g.Expect(res.RequeueAfter).To(BeNumerically(">=", 9*time.Minute))
 	w.g.Expect(res.RequeueAfter).To(BeNumerically("<=", 11*time.Minute))
+	w.g.Expect(res.Priority).To(HaveValue(Equal(handler.LowPriority)))
 	w.g.Expect(reasonOf(w.condition())).To(Equal(api.NoDriftDetectedReason))
 
 	w.storeAndRecord(2, "pending-upgrade", render(mgmt))
@@ -178,4 +181,5 @@ func TestResync(t *testing.T) {
 	w.g.Expect(reasonOf(w.condition())).To(Equal(api.ReleaseInProgressReason))
 	w.g.Expect(res.RequeueAfter).To(BeNumerically(">", 0), "a wait is looked at again, without back-off")
 	w.g.Expect(res.RequeueAfter).To(BeNumerically("<", time.Minute))
+	w.g.Expect(res.Priority).To(BeNil())
 }
