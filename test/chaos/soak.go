@@ -45,9 +45,11 @@ type SoakFigures struct {
 	// RSS, Heap (live, after a collection), HeapInuse (the heap's spans
 	// in use then) and Goroutines are the slopes within each controller
 	// process, per hour.
-	RSS        Slope `json:"rss"`
-	Heap       Slope `json:"heap"`
-	HeapInuse  Slope `json:"heapInuse"`
+	RSS       Slope `json:"rss"`
+	Heap      Slope `json:"heap"`
+	HeapInuse Slope `json:"heapInuse"`
+	// Profiled is the slope of the live heap the heap profiles estimate.
+	Profiled   Slope `json:"profiled"`
 	Goroutines Slope `json:"goroutines"`
 	// Processes are each process's own trend.
 	Processes []ProcessTrend `json:"processes"`
@@ -174,6 +176,7 @@ func (r *run) soak(ctx context.Context) error {
 	}
 	fig.RSS = WithinSlope(fig.Samples, soakWarmup, func(s SoakSample) float64 { return float64(s.RSSBytes) })
 	fig.Heap = WithinSlope(fig.Samples, soakWarmup, func(s SoakSample) float64 { return float64(s.HeapBytes) })
+	fig.Profiled = WithinSlope(fig.Samples, soakWarmup, func(s SoakSample) float64 { return float64(s.ProfiledBytes) })
 	fig.HeapInuse = WithinSlope(fig.Samples, soakWarmup, func(s SoakSample) float64 { return float64(s.HeapInuseBytes) })
 	fig.Goroutines = WithinSlope(fig.Samples, soakWarmup, func(s SoakSample) float64 { return float64(s.Goroutines) })
 	fig.Processes = ProcessTrends(fig.Samples, soakWarmup)
@@ -263,8 +266,12 @@ func (r *run) sampleSoak(ctx context.Context, proc *soakProcess) []SoakSample {
 		if err != nil {
 			continue
 		}
+		profiled, err := ProfiledLiveBytes(profile)
+		if err != nil {
+			r.logf("%s: %v", r.scenario, err)
+		}
 		out = append(out, SoakSample{At: time.Now(), Incarnation: inc, Since: time.Since(started), RSSBytes: m.RSS,
-			HeapBytes: int64(g[heapAlloc]), HeapInuseBytes: int64(g[heapInuse]), Goroutines: int(g[goroutines])})
+			HeapBytes: int64(g[heapAlloc]), HeapInuseBytes: int64(g[heapInuse]), ProfiledBytes: profiled, Goroutines: int(g[goroutines])})
 	}
 }
 
@@ -296,11 +303,12 @@ func printSoak(w io.Writer, results []Result) {
 		h := f.Heal
 		fmt.Fprintf(w, "\n%s: %s, %d kills, %d API server restarts; %d drifts, %d healed: p50 %.2fs, p90 %.2fs, p99 %.2fs, max %.2fs (%d under 1 s, %d under 10 s)\n",
 			r.Scenario, (time.Duration(f.ForSeconds) * time.Second).Round(time.Second), f.Kills, f.Restarts, h.Drifts, h.Healed, h.P50, h.P90, h.P99, h.Max, h.Under1s, h.Under10s)
-		fmt.Fprintf(w, "%s: slopes within each process (%d samples of %d processes, each process's first %s left out): RSS %+.2f MiB/h, live heap %+.2f MiB/h, heap in use %+.2f MiB/h, goroutines %+.1f/h\n",
-			r.Scenario, f.RSS.Samples, f.RSS.Processes, soakWarmup, f.RSS.PerHour/(1<<20), f.Heap.PerHour/(1<<20), f.HeapInuse.PerHour/(1<<20), f.Goroutines.PerHour)
+		fmt.Fprintf(w, "%s: slopes within each process (%d samples of %d processes, each process's first %s left out): RSS %+.2f MiB/h, live heap %+.2f MiB/h (by the heap profiles %+.2f MiB/h), heap in use %+.2f MiB/h, goroutines %+.1f/h\n",
+			r.Scenario, f.RSS.Samples, f.RSS.Processes, soakWarmup, f.RSS.PerHour/(1<<20), f.Heap.PerHour/(1<<20), f.Profiled.PerHour/(1<<20), f.HeapInuse.PerHour/(1<<20), f.Goroutines.PerHour)
 		for _, p := range f.Processes {
-			fmt.Fprintf(w, "%s: process %d: %d samples, live heap %.1f → %.1f MiB, %+.1f MiB/h; heap in use %.1f → %.1f MiB, %+.1f MiB/h; RSS %+.1f MiB/h\n", r.Scenario, p.Incarnation, p.Samples,
+			fmt.Fprintf(w, "%s: process %d: %d samples, live heap %.1f → %.1f MiB, %+.1f MiB/h (profiled %.1f → %.1f MiB, %+.1f MiB/h); heap in use %.1f → %.1f MiB, %+.1f MiB/h; RSS %+.1f MiB/h\n", r.Scenario, p.Incarnation, p.Samples,
 				float64(p.HeapFirst)/(1<<20), float64(p.HeapLast)/(1<<20), p.HeapPerHour/(1<<20),
+				float64(p.ProfiledFirst)/(1<<20), float64(p.ProfiledLast)/(1<<20), p.ProfiledPerHour/(1<<20),
 				float64(p.HeapInuseFirst)/(1<<20), float64(p.HeapInuseLast)/(1<<20), p.HeapInusePerHour/(1<<20), p.RSSPerHour/(1<<20))
 		}
 	}

@@ -24,7 +24,11 @@ type SoakSample struct {
 	// spans that hold live objects, which grows when a burst of
 	// allocations (informers relisting) leaves spans sparsely used.
 	HeapInuseBytes int64 `json:"heapInuseBytes"`
-	Goroutines     int   `json:"goroutines"`
+	// ProfiledBytes is the live heap as the heap profile read with that
+	// collection estimates it (ProfiledLiveBytes): unlike HeapBytes, it
+	// counts nothing allocated between the collection and the scrape.
+	ProfiledBytes int64 `json:"profiledBytes"`
+	Goroutines    int   `json:"goroutines"`
 }
 
 // Slope is a figure's trend over the soak, per hour: Value is the least
@@ -90,6 +94,11 @@ type ProcessTrend struct {
 	HeapInuseLast    int64   `json:"heapInuseLastBytes"`
 	HeapInusePerHour float64 `json:"heapInusePerHour"`
 	RSSPerHour       float64 `json:"rssPerHour"`
+	// ProfiledFirst, ProfiledLast and ProfiledPerHour are the same of the
+	// profiled live heap.
+	ProfiledFirst   int64   `json:"profiledFirstBytes"`
+	ProfiledLast    int64   `json:"profiledLastBytes"`
+	ProfiledPerHour float64 `json:"profiledPerHour"`
 }
 
 // ProcessTrends returns each incarnation's trend after warmup, in order;
@@ -116,7 +125,9 @@ func ProcessTrends(samples []SoakSample, warmup time.Duration) []ProcessTrend {
 			HeapPerHour:    WithinSlope(g, warmup, func(s SoakSample) float64 { return float64(s.HeapBytes) }).PerHour,
 			HeapInuseFirst: g[0].HeapInuseBytes, HeapInuseLast: g[len(g)-1].HeapInuseBytes,
 			HeapInusePerHour: WithinSlope(g, warmup, func(s SoakSample) float64 { return float64(s.HeapInuseBytes) }).PerHour,
-			RSSPerHour:       WithinSlope(g, warmup, func(s SoakSample) float64 { return float64(s.RSSBytes) }).PerHour})
+			ProfiledFirst:    g[0].ProfiledBytes, ProfiledLast: g[len(g)-1].ProfiledBytes,
+			ProfiledPerHour: WithinSlope(g, warmup, func(s SoakSample) float64 { return float64(s.ProfiledBytes) }).PerHour,
+			RSSPerHour:      WithinSlope(g, warmup, func(s SoakSample) float64 { return float64(s.RSSBytes) }).PerHour})
 	}
 	return out
 }
