@@ -154,10 +154,7 @@ func TestReadWritesAndCheck(t *testing.T) {
 	g.Expect(writes[1].Succeeded()).To(BeFalse())
 
 	s := NewScope([]ObjectKey{{"ns", "LockedMachineTemplate", "a"}}, "cluster")
-	var got []string
-	for _, v := range CheckWrites(writes, s) {
-		got = append(got, v.String())
-	}
+	got := violationStrings(CheckWrites(writes, s))
 	g.Expect(got).To(Equal([]string{
 		"preconditions: update secrets ns/s (HTTP 409): an update without metadata.resourceVersion",
 		"scope: update secrets ns/s (HTTP 409): not a template or consumer of an opted-in release, nor a replacement of one",

@@ -48,10 +48,7 @@ func TestDoubleWrites(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			var got []string
-			for _, v := range DoubleWrites(tt.writes) {
-				got = append(got, v.String())
-			}
+			got := violationStrings(DoubleWrites(tt.writes))
 			g.Expect(got).To(Equal(tt.want))
 		})
 	}

@@ -34,10 +34,7 @@ func TestCheckRetryStorm(t *testing.T) {
 			audit, proxy := RequestRatios(tt.lossy, tt.faultFree)
 			g.Expect(audit).To(BeNumerically("~", tt.audit, 1e-9))
 			g.Expect(proxy).To(BeNumerically("~", tt.proxy, 1e-9))
-			var got []string
-			for _, v := range CheckRetryStorm(tt.lossy, tt.faultFree) {
-				got = append(got, v.String())
-			}
+			got := violationStrings(CheckRetryStorm(tt.lossy, tt.faultFree))
 			g.Expect(got).To(Equal(tt.want))
 		})
 	}

@@ -34,10 +34,7 @@ func TestCheckClaimed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			var got []string
-			for _, v := range CheckClaimed(tt.writes, claimed) {
-				got = append(got, v.String())
-			}
+			got := violationStrings(CheckClaimed(tt.writes, claimed))
 			g.Expect(got).To(Equal(tt.want))
 		})
 	}
