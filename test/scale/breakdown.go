@@ -3,9 +3,7 @@ package scale
 import (
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
-	"time"
 )
 
 // Breakdown is where the add-on's convergence went, from its
@@ -34,20 +32,10 @@ const (
 // ReadBreakdown scrapes the controller's metrics at addr for controller's
 // reconciles and workqueue.
 func ReadBreakdown(addr, controller string) (Breakdown, error) {
-	c := &http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get("http://" + addr + "/metrics")
+	text, err := scrapeMetrics(addr)
 	if err != nil {
-		return Breakdown{}, fmt.Errorf("failed to scrape the controller's metrics: %w", err)
+		return Breakdown{}, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return Breakdown{}, fmt.Errorf("failed to scrape the controller's metrics: HTTP %d", resp.StatusCode)
-	}
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return Breakdown{}, fmt.Errorf("failed to read the controller's metrics: %w", err)
-	}
-	text := string(body)
 	var out Breakdown
 	label := `controller="` + controller + `"`
 	if out.Reconciles, err = sumCounter(strings.NewReader(text), reconcileTotal, label); err != nil {

@@ -19,16 +19,30 @@ const reconcileTotal = "controller_runtime_reconcile_total"
 // add-on's api.ControllerName, helm-controller's "helmrelease") finished,
 // every result counted.
 func Reconciles(addr, controller string) (float64, error) {
+	text, err := scrapeMetrics(addr)
+	if err != nil {
+		return 0, err
+	}
+	return sumCounter(strings.NewReader(text), reconcileTotal, `controller="`+controller+`"`)
+}
+
+// scrapeMetrics returns the controller's metrics at addr (host:port), as
+// Prometheus text.
+func scrapeMetrics(addr string) (string, error) {
 	c := &http.Client{Timeout: 10 * time.Second}
 	resp, err := c.Get("http://" + addr + "/metrics")
 	if err != nil {
-		return 0, fmt.Errorf("failed to scrape the controller's metrics: %w", err)
+		return "", fmt.Errorf("failed to scrape the controller's metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("failed to scrape the controller's metrics: HTTP %d", resp.StatusCode)
+		return "", fmt.Errorf("failed to scrape the controller's metrics: HTTP %d", resp.StatusCode)
 	}
-	return sumCounter(resp.Body, reconcileTotal, `controller="`+controller+`"`)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", fmt.Errorf("failed to read the controller's metrics: %w", err)
+	}
+	return string(body), nil
 }
 
 // sumCounter adds up, in a Prometheus text exposition, the samples of
