@@ -52,3 +52,8 @@ package controllers
 // the add-on). Without it, a kind not served is asked again every five
 // minutes.
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=list;watch
+
+// The metadata of RBAC objects, watched so that an impersonated account's
+// rights, once reviewed, are kept until one changes (watchRBAC). Without
+// it, they are asked again every --access-review-ttl.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=list;watch

@@ -34,7 +34,7 @@ func TestTenantReadsFromInformers(t *testing.T) {
 		g.Expect(str(w.get(m3, "Metal3MachineTemplate", name), "spec", "template", "spec", "image", "url")).To(Equal(mgmt.ImageURL))
 	}
 	first := w.accountRequests()
-	g.Expect(first).To(ContainElement(HaveSuffix("/selfsubjectaccessreviews")), "the first pass asks")
+	g.Expect(first).To(ContainElement(HaveSuffix("/selfsubjectrulesreviews")), "the first pass asks")
 	g.Expect(first).To(ContainElement(HavePrefix("PATCH /apis/infrastructure.cluster.x-k8s.io/")), "writes are made as the tenant")
 	_, cached := w.cachedKinds.Load(schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Kind: "Metal3MachineTemplate"})
 	g.Expect(cached).To(BeTrue(), "the tenant's templates were read from the informers")

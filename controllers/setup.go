@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -49,7 +50,7 @@ type Config struct {
 	DefaultServiceAccount string
 	// AccessReviewTTL is apply.Targets.ReviewTTL: how long an
 	// impersonated account's allowed review is trusted for cached reads
-	// (0: its reads are live).
+	// where RBAC changes are not watched (0: its reads are live).
 	AccessReviewTTL time.Duration
 	KubeConfigOpts  runtimeclient.KubeConfigOptions
 	// Events records events with metadata (Flux's recorder in production).
@@ -100,6 +101,16 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	if cached != nil {
 		// Interface fields: a nil *CachedReader must stay a nil Reader.
 		targets.Cached = cached
+		if cfg.AccessReviewTTL > 0 {
+			targets.Reviews = apply.NewAccessReviews(cfg.AccessReviewTTL)
+			cs, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+			if err != nil {
+				return WatchKinds{}, fmt.Errorf("failed to create the clientset: %w", err)
+			}
+			if err := watchRBAC(ctx, mgr.GetLogger().WithName("rbac"), cs, readCache, targets.Reviews); err != nil {
+				return WatchKinds{}, err
+			}
+		}
 	}
 	metrics := report.NewMetrics(cfg.Metrics)
 	metrics.InitKinds(templateKinds(kinds.Watch, cfg.Kinds))

@@ -116,10 +116,15 @@ type Targets struct {
 	Cached *CachedReader
 	// ReviewTTL, when positive, serves the reads of an impersonated
 	// account on the local cluster from Cached too, for the kinds and
-	// namespaces a SelfSubjectAccessReview made as the account allows it
-	// to list, each allowed answer kept this long (ReviewedReader). When
-	// 0, such reads are made live as the account.
+	// namespaces the account may list, as reviews made as the account
+	// answer (ReviewedReader, AccessReviews), kept this long where RBAC
+	// changes are not watched. When 0, such reads are made live as the
+	// account.
 	ReviewTTL time.Duration
+	// Reviews, when set, are every impersonated account's reviews (the
+	// controller tells them of RBAC changes); NewAccessReviews(ReviewTTL)
+	// when nil.
+	Reviews *AccessReviews
 	// Notice, when set, is told the kind and version of every object a
 	// pass reads from the local cluster, whatever the identity: the
 	// controller starts its watches from it.
@@ -132,8 +137,6 @@ type Targets struct {
 
 	mu    sync.Mutex
 	cache *targetCache
-	// reviews are every impersonated account's access reviews.
-	reviews *AccessReviews
 }
 
 // For returns the Target of hr: the remote cluster of spec.kubeConfig, or
@@ -236,11 +239,11 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 	case t.ReviewTTL > 0:
 		// An impersonated account: what it may list comes from the
 		// informers, everything else live as the account.
-		if t.reviews == nil {
-			t.reviews = NewAccessReviews(t.ReviewTTL)
+		if t.Reviews == nil {
+			t.Reviews = NewAccessReviews(t.ReviewTTL)
 		}
 		tg.Reader = &ReviewedReader{Cached: t.Cached, Live: retryingReader{c}, Mapper: opts.Mapper,
-			Reviews: t.reviews, Asker: cs.AuthorizationV1().SelfSubjectAccessReviews(), User: cfg.Impersonate.UserName}
+			Reviews: t.Reviews, Asker: cs.AuthorizationV1(), User: cfg.Impersonate.UserName}
 	}
 	t.cache.put(id, tg)
 	return tg, nil

@@ -14,7 +14,7 @@ import (
 // ControllerUser is the user the controller runs as in the chaos harness.
 const ControllerUser = "template-drift-controller-chaos"
 
-// auditPolicy logs the controller user's access reviews with their answers
+// auditPolicy logs the controller user's access and rules reviews with their answers
 // (the identity invariant checks them), its writes at the Request level
 // (the body is the evidence of each precondition) and every other request
 // at the Metadata level, as the scale benchmark does.
@@ -24,7 +24,7 @@ omitStages: ["RequestReceived"]
 rules:
 - level: RequestResponse
   users: ["` + ControllerUser + `"]
-  resources: [{group: "authorization.k8s.io", resources: ["selfsubjectaccessreviews"]}]
+  resources: [{group: "authorization.k8s.io", resources: ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]}]
 - level: Request
   users: ["` + ControllerUser + `"]
   verbs: ["create", "update", "patch", "delete", "deletecollection"]

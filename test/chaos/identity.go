@@ -32,9 +32,10 @@ type IdentityCounts struct {
 	// the API server refused that account (403).
 	Impersonated int `json:"impersonated"`
 	Refused      int `json:"refused"`
-	// Reviews are the access reviews made as a tenant's account (whether
-	// it may list a kind, before its pass reads the kind from the
-	// informers), and Allowed those the API server allowed.
+	// Reviews are the reviews made as a tenant's account (its rules in a
+	// namespace, or whether it may list a kind, before its pass reads from
+	// the informers), and Allowed those the API server answered with a
+	// right to list.
 	Reviews int `json:"reviews"`
 	Allowed int `json:"allowed"`
 }
@@ -50,7 +51,8 @@ type IdentityResult struct {
 // other kinds (never a Secret, never a get or write of a target); as a
 // tenant's account (system:serviceaccount:<ns>:<sa>) nothing that the API
 // server let through in another namespace or cluster-wide, no access review
-// but whether it may list, none allowed outside its namespace, and no
+// but whether it may list, no review that lets it list outside its
+// namespace, and no
 // stored write for a release of a hostile namespace.
 func CheckIdentity(reqs []Request, hostile map[string]bool) IdentityResult {
 	var res IdentityResult
@@ -84,6 +86,9 @@ func CheckIdentity(reqs []Request, hostile map[string]bool) IdentityResult {
 		case ref.Resource == "selfsubjectaccessreviews":
 			res.Counts.Reviews++
 			checkReview(r, ns, &res.Counts, violate)
+		case ref.Resource == "selfsubjectrulesreviews":
+			res.Counts.Reviews++
+			checkRulesReview(r, ns, &res.Counts, violate)
 		case ref.Resource == "":
 			// Discovery, as the account.
 		case ref.Namespace != ns && !refused:
@@ -123,6 +128,34 @@ func checkReview(r Request, ns string, counts *IdentityCounts, violate func(Requ
 	counts.Allowed++
 	if attrs.Namespace != ns {
 		violate(r, fmt.Sprintf("an access review allowed %s to list %s in %q", r.ImpersonatedUser, attrs.Resource, attrs.Namespace))
+	}
+}
+
+// checkRulesReview checks a rules review made as the account of namespace
+// ns: the rules it answers with are the account's there, and one that
+// lets it list anything is for ns only, as checkReview's.
+func checkRulesReview(r Request, ns string, counts *IdentityCounts, violate func(Request, string)) {
+	var req, resp authorizationv1.SelfSubjectRulesReview
+	if err := json.Unmarshal(r.RequestObject, &req); err != nil {
+		violate(r, "a rules review whose question the audit log does not show")
+		return
+	}
+	if r.ResponseStatus.Code != http.StatusCreated {
+		return // unanswered: the pass asks access reviews, or reads live
+	}
+	if err := json.Unmarshal(r.ResponseObject, &resp); err != nil {
+		violate(r, "a rules review whose answer the audit log does not show")
+		return
+	}
+	lists := slices.ContainsFunc(resp.Status.ResourceRules, func(rule authorizationv1.ResourceRule) bool {
+		return slices.Contains(rule.Verbs, "list") || slices.Contains(rule.Verbs, "*")
+	})
+	if !lists {
+		return
+	}
+	counts.Allowed++
+	if req.Spec.Namespace != ns {
+		violate(r, fmt.Sprintf("a rules review let %s list in %q", r.ImpersonatedUser, req.Spec.Namespace))
 	}
 }
 

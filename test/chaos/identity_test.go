@@ -22,6 +22,14 @@ func TestCheckIdentity(t *testing.T) {
 		}
 		return r
 	}
+	rules := func(ns string, code int, verbs string, as string) Request {
+		r := req("create", "selfsubjectrulesreviews", "", "", code, as)
+		r.RequestObject = []byte(`{"spec":{"namespace":"` + ns + `"}}`)
+		if code == 201 {
+			r.ResponseObject = []byte(`{"status":{"resourceRules":[{"verbs":` + verbs + `,"apiGroups":["*"],"resources":["*"]}]}}`)
+		}
+		return r
+	}
 	const tenantA, tenantH = "system:serviceaccount:fleet-a:tenant", "system:serviceaccount:hostile:tenant"
 	hostile := map[string]bool{"hostile": true}
 	cases := []struct {
@@ -82,6 +90,21 @@ func TestCheckIdentity(t *testing.T) {
 		reqs:       []Request{review("patch", "fleet-a", 201, false, tenantA), func() Request { r := review("list", "fleet-a", 201, true, tenantA); r.RequestObject = nil; return r }(), func() Request { r := review("list", "fleet-a", 201, true, tenantA); r.ResponseObject = nil; return r }()},
 		want:       IdentityCounts{Impersonated: 3, Reviews: 3},
 		violations: 3,
+	}, {
+		name: "rules reviews as a tenant: a right to list in its namespace, none elsewhere, or unanswered",
+		reqs: []Request{rules("fleet-a", 201, `["get","list"]`, tenantA), rules("fleet-b", 201, `["get"]`, tenantA),
+			rules("fleet-b", 500, "", tenantA)},
+		want: IdentityCounts{Impersonated: 3, Reviews: 3, Allowed: 1},
+	}, {
+		name:       "a rules review that lets a tenant list in another namespace",
+		reqs:       []Request{rules("fleet-b", 201, `["*"]`, tenantA)},
+		want:       IdentityCounts{Impersonated: 1, Reviews: 1, Allowed: 1},
+		violations: 1,
+	}, {
+		name:       "a rules review without its question or answer",
+		reqs:       []Request{func() Request { r := rules("fleet-a", 201, `["list"]`, tenantA); r.RequestObject = nil; return r }(), func() Request { r := rules("fleet-a", 201, `["list"]`, tenantA); r.ResponseObject = nil; return r }()},
+		want:       IdentityCounts{Impersonated: 2, Reviews: 2},
+		violations: 2,
 	}, {
 		name:       "impersonating a user that is no service account",
 		reqs:       []Request{req("get", "metal3machinetemplates", "fleet-a", "md", 200, "admin")},

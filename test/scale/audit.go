@@ -90,16 +90,22 @@ func (r Requests) WritesByResource() []string {
 
 func isWrite(what string) bool {
 	verb, _, _ := strings.Cut(what, " ")
-	return slices.Contains(writeVerbs, verb) && !strings.HasSuffix(what, dryRunSuffix) && what != accessReview
+	return slices.Contains(writeVerbs, verb) && !strings.HasSuffix(what, dryRunSuffix) && !slices.Contains(accessReviews, what)
 }
 
-// accessReview is how ByResource names an access review, a create that
-// asks a question and stores nothing: under the lockdown, whether the
-// impersonated account may list a kind.
-const accessReview = "create selfsubjectaccessreviews"
+// accessReviews are how ByResource names the reviews, creates that ask a
+// question and store nothing: under the lockdown, the impersonated
+// account's rules in a namespace, or whether it may list a kind.
+var accessReviews = []string{"create selfsubjectaccessreviews", "create selfsubjectrulesreviews"}
 
-// AccessReviews is the number of access reviews.
-func (r Requests) AccessReviews() int { return r.ByResource[accessReview] }
+// AccessReviews is the number of reviews, of both sorts.
+func (r Requests) AccessReviews() int {
+	n := 0
+	for _, what := range accessReviews {
+		n += r.ByResource[what]
+	}
+	return n
+}
 
 // Window is a time interval, start included and end excluded.
 type Window struct{ Start, End time.Time }

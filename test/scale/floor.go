@@ -104,7 +104,7 @@ func ConvergenceWrites(path, user string, w Window) ([]harness.Call, error) {
 		if !slices.Contains(writeVerbs, ev.Verb) || ev.IsDryRun() || ev.ResponseStatus.Code < 200 || ev.ResponseStatus.Code >= 300 {
 			return
 		}
-		if ev.Verb+" "+ev.ObjectRef.Resource == accessReview {
+		if slices.Contains(accessReviews, ev.Verb+" "+ev.ObjectRef.Resource) {
 			// A question, which stores nothing.
 			return
 		}

@@ -1,0 +1,4 @@
+package controllers
+
+// WatchRBAC is watchRBAC, for the tests of its watch on a real API server.
+var WatchRBAC = watchRBAC
