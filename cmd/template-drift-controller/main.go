@@ -77,7 +77,7 @@ func parseFlags(args []string) (*flags, error) {
 	fs.StringVar(&f.defaultServiceAccount, "default-service-account", "",
 		"The service account impersonated for HelmReleases that name none (as helm-controller's flag).")
 	fs.DurationVar(&f.accessReviewTTL, "access-review-ttl", apply.DefaultReviewTTL,
-		"How long an impersonated account's permission to list a kind in a namespace (a SelfSubjectAccessReview) is trusted, so that its passes read that kind from the controller's informers; 0 reads live as the account.")
+		"How long an impersonated account's reviewed permission to list a kind in a namespace is trusted where the controller does not watch RBAC objects or an authorizer does not list its rules, so that its passes read that kind from the controller's informers; 0 reads live as the account.")
 	fs.IntVar(&f.maxManifestBytes, "max-manifest-bytes", manifest.DefaultMaxManifestBytes, "The largest release manifest parsed.")
 	fs.Int64Var(&f.maxReleaseCacheBytes, "max-release-cache-bytes", release.DefaultMemoBytes,
 		"The bytes of decoded releases kept between passes (their manifests, mostly); 0 decodes every pass's release again.")
