@@ -70,9 +70,13 @@ func (w *world) cachedVersions() map[string][]string {
 func (w *world) cachedReader() *apply.CachedReader {
 	secretMeta := &metav1.PartialObjectMetadata{}
 	secretMeta.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
+	templates, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
+	w.g.Expect(err).NotTo(HaveOccurred())
+	// As the controller's read cache: the Clusters, consumers and holders
+	// slimmed to what a pass reads of them.
 	c, err := ctrlcache.New(w.tgt.Config, ctrlcache.Options{Scheme: w.tgt.Client.Scheme(), ByObject: map[client.Object]ctrlcache.ByObject{
 		secretMeta: {Label: labels.SelectorFromSet(labels.Set{"owner": "helm"})},
-	}})
+	}, DefaultTransform: apply.SlimTransform(templates.Match)})
 	w.g.Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
 	w.t.Cleanup(cancel)

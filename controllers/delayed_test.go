@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,4 +54,46 @@ func TestDelayedEnqueue(t *testing.T) {
 	defer q.ShutDown()
 	d.Create(context.Background(), event.CreateEvent{Object: &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "unowned"}}}, q)
 	g.Consistently(q.Len, 400*time.Millisecond, 20*time.Millisecond).Should(BeZero())
+}
+
+// TestUpdateOfWhatIsNotKept: an update whose objects, as the informer
+// keeps them, differ only in resourceVersion starts no pass; one that
+// changed anything kept does.
+func TestUpdateOfWhatIsNotKept(t *testing.T) {
+	hr := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "fleet", Name: "cluster"}}
+	d := delayedEnqueue{delay: time.Millisecond, mapFn: func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{hr}
+	}}
+	md := func(rv, ref string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+			"metadata": map[string]any{"name": "workers", "namespace": "fleet", "resourceVersion": rv},
+			"spec":     map[string]any{"template": map[string]any{"spec": map[string]any{"infrastructureRef": map[string]any{"name": ref}}}}}}
+	}
+	tests := []struct {
+		name     string
+		old, new client.Object
+		enqueued bool
+	}{
+		{"only the resourceVersion (a status the cache does not keep)", md("1", "md0"), md("2", "md0"), false},
+		{"a reference", md("1", "md0"), md("2", "md0-abc"), true},
+		{"an annotation", md("1", "md0"), func() client.Object {
+			u := md("2", "md0")
+			u.SetAnnotations(map[string]string{"cluster.x-k8s.io/paused": ""})
+			return u
+		}(), true},
+		{"not unstructured", &metav1.PartialObjectMetadata{}, &metav1.PartialObjectMetadata{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+			defer q.ShutDown()
+			d.Update(context.Background(), event.UpdateEvent{ObjectOld: tt.old, ObjectNew: tt.new}, q)
+			if tt.enqueued {
+				g.Eventually(q.Len, time.Second, 10*time.Millisecond).Should(Equal(1))
+				return
+			}
+			g.Consistently(q.Len, 100*time.Millisecond, 10*time.Millisecond).Should(BeZero())
+		})
+	}
 }

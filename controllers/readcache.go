@@ -12,19 +12,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 )
 
 // newReadCache builds the informers a pass reads the local cluster from,
 // when it reads as the controller's own identity (no impersonation): the
-// template, consumer and user kinds and the Clusters, in full (they are
-// small), in every namespace, the metadata only of Helm's release
+// template kinds in full, the consumer and user kinds and the Clusters
+// slimmed to what a pass reads of them (apply.SlimTransform), in every
+// namespace, the metadata only of Helm's release
 // Secrets, selected by Helm's owner=helm label, and the metadata only of
 // CustomResourceDefinitions (servedKinds). Secret data is never
 // cached. Informers start on a kind's first read; the cache runs with the
 // manager. The watches of the template and consumer kinds use the same
 // informers (kindWatches). It returns nil, and passes read live, when the
 // controller may list and watch none of them.
-func newReadCache(mgr ctrl.Manager, kinds WatchKinds, mapper apimeta.RESTMapper) (*apply.CachedReader, ctrlcache.Cache, error) {
+func newReadCache(mgr ctrl.Manager, kinds WatchKinds, templates *manifest.KindMatcher, mapper apimeta.RESTMapper) (*apply.CachedReader, ctrlcache.Cache, error) {
 	if len(kinds.Read) == 0 && !kinds.SecretMetadata && !kinds.CustomResourceDefinitions {
 		return nil, nil, nil
 	}
@@ -36,8 +38,10 @@ func newReadCache(mgr ctrl.Manager, kinds WatchKinds, mapper apimeta.RESTMapper)
 		// serve, and forgets them when a CRD changes (servedKinds).
 		Mapper: mapper,
 		// No pass reads managedFields; without them an object takes about
-		// half the memory.
-		DefaultTransform: ctrlcache.TransformStripManagedFields(),
+		// half the memory. Of the Clusters, consumers and holders, a pass
+		// reads only the metadata and the template references (and
+		// spec.paused): the rest, status included, is not kept.
+		DefaultTransform: apply.SlimTransform(isTemplate(templates)),
 		ByObject: map[client.Object]ctrlcache.ByObject{
 			secretMeta: {Label: labels.SelectorFromSet(labels.Set{"owner": "helm"})},
 		},
@@ -53,4 +57,10 @@ func newReadCache(mgr ctrl.Manager, kinds WatchKinds, mapper apimeta.RESTMapper)
 		read[gk] = true
 	}
 	return &apply.CachedReader{Cache: c, Live: mgr.GetAPIReader(), Kinds: read, SecretMetadata: kinds.SecretMetadata}, c, nil
+}
+
+// isTemplate reports whether a group kind is a template kind; with no
+// matcher, every kind is kept whole.
+func isTemplate(m *manifest.KindMatcher) func(schema.GroupKind) bool {
+	return func(gk schema.GroupKind) bool { return m == nil || m.Match(gk) }
 }

@@ -88,7 +88,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	if err != nil {
 		return WatchKinds{}, fmt.Errorf("failed to create the REST mapper: %w", err)
 	}
-	cached, readCache, err := newReadCache(mgr, kinds, served)
+	cached, readCache, err := newReadCache(mgr, kinds, cfg.Kinds, served)
 	if err != nil {
 		return WatchKinds{}, err
 	}

@@ -97,6 +97,30 @@ func UserKinds() []schema.GroupKind {
 	return out
 }
 
+// ReadPaths returns the paths of the spec of a gk object that a pass reads,
+// when it reads nothing else of the object's content: the template
+// references of a consumer or a holder, and a Cluster's spec.paused (its
+// annotations are metadata). It is false for every other kind, templates
+// included, whose objects a pass reads whole. A cache may keep only these
+// paths of such an object, with its metadata (apply.SlimTransform).
+func ReadPaths(gk schema.GroupKind) ([][]string, bool) {
+	if gk == ClusterKind {
+		return [][]string{{"spec", "paused"}}, true
+	}
+	fields, ok := refTable[gk]
+	if !ok {
+		fields, ok = holdTable[gk]
+	}
+	if !ok {
+		return nil, false
+	}
+	out := make([][]string, 0, len(fields))
+	for _, f := range fields {
+		out = append(out, f.path)
+	}
+	return out, true
+}
+
 // IsConsumer reports whether objects of gk may reference templates.
 func IsConsumer(gk schema.GroupKind) bool {
 	_, ok := refTable[gk]
