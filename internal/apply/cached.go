@@ -95,6 +95,9 @@ func (r *CachedReader) getCached(ctx context.Context, key client.ObjectKey, obj 
 	if err := r.Cache.Get(ctx, key, obj, opts...); err != nil {
 		return fmt.Errorf("from the informer cache: %w", err)
 	}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return Expand(u)
+	}
 	return nil
 }
 
@@ -103,6 +106,13 @@ func (r *CachedReader) listCached(ctx context.Context, list client.ObjectList, o
 	defer cancel()
 	if err := r.Cache.List(ctx, list, opts...); err != nil {
 		return fmt.Errorf("from the informer cache: %w", err)
+	}
+	if l, ok := list.(*unstructured.UnstructuredList); ok {
+		for i := range l.Items {
+			if err := Expand(&l.Items[i]); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

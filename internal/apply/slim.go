@@ -42,7 +42,7 @@ func SlimTransform(isTemplate func(schema.GroupKind) bool) toolscache.TransformF
 		}
 		gk := u.GroupVersionKind().GroupKind()
 		if isTemplate(gk) {
-			return u, nil
+			return Compact(u)
 		}
 		paths, ok := manifest.ReadPaths(gk)
 		if !ok {
