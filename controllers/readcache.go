@@ -17,10 +17,10 @@ import (
 
 // newReadCache builds the informers a pass reads the local cluster from,
 // when it reads as the controller's own identity (no impersonation): the
-// template kinds in full, the consumer and user kinds and the Clusters
-// slimmed to what a pass reads of them (apply.SlimTransform), in every
-// namespace, the metadata only of Helm's release
-// Secrets, selected by Helm's owner=helm label, and the metadata only of
+// template kinds whole but compact (apply.Compact), the consumer and user
+// kinds and the Clusters slimmed to what a pass reads of them
+// (apply.SlimTransform), in every namespace, the metadata only of Helm's
+// release Secrets, selected by Helm's owner=helm label, and the metadata only of
 // CustomResourceDefinitions (servedKinds). Secret data is never
 // cached. Informers start on a kind's first read; the cache runs with the
 // manager. The watches of the template and consumer kinds use the same
