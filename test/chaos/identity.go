@@ -23,10 +23,11 @@ type IdentityCounts struct {
 	// and discovery, as itself.
 	Own int `json:"own"`
 	// Watches are the list and watch requests of the template and consumer
-	// kinds as itself, and of the metadata of CustomResourceDefinitions:
-	// the change notifications (controllers/dynamicwatches.go, servedkinds.go),
-	// whose objects only map a change to its HelmRelease; an impersonated
-	// pass reads from them only what its account's access review allowed.
+	// kinds as itself, and of the metadata of CustomResourceDefinitions and
+	// RBAC objects: the change notifications (controllers/dynamicwatches.go,
+	// servedkinds.go, rbacchanges.go), whose objects only map a change to
+	// its HelmRelease or drop the reviews' answers; an impersonated pass
+	// reads from them only what its account's reviews allowed.
 	Watches int `json:"watches"`
 	// Impersonated are requests as a tenant's account, and Refused those
 	// the API server refused that account (403).

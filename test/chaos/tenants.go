@@ -288,7 +288,7 @@ func printTenants(w io.Writer, results []Result) {
 		if r.Identity == nil {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s: as itself %d requests for its own resources and %d lists and watches of target kinds (notification); as tenants %d requests, %d refused, %d access reviews (%d allowed)\n",
+		fmt.Fprintf(w, "\n%s: as itself %d requests for its own resources and %d lists and watches of target kinds (notification); as tenants %d requests, %d refused, %d reviews (%d allowing a list)\n",
 			r.Scenario, r.Identity.Own, r.Identity.Watches, r.Identity.Impersonated, r.Identity.Refused, r.Identity.Reviews, r.Identity.Allowed)
 		for _, h := range r.Hostile {
 			held := "held"
