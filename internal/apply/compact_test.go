@@ -48,3 +48,50 @@ func TestCompactRoundTrip(t *testing.T) {
 	broken.Object[compactField] = "{"
 	g.Expect(Expand(broken)).To(MatchError(ContainSubstring("Metal3MachineTemplate fleet/mgmt-md0")))
 }
+
+// TestCompactMetadata: whatever annotations an object has (none, an empty
+// map, Helm's only, others only, both), Compact keeps decoded its key, its
+// version and Helm's ownership alone, and Expand gives back its metadata as
+// it was.
+func TestCompactMetadata(t *testing.T) {
+	helm := map[string]any{"meta.helm.sh/release-name": "cluster", "meta.helm.sh/release-namespace": "fleet"}
+	other := map[string]any{"cluster.x-k8s.io/paused": "", "note": "kept"}
+	both := map[string]any{"meta.helm.sh/release-name": "cluster", "meta.helm.sh/release-namespace": "fleet", "note": "kept"}
+	tests := []struct {
+		name        string
+		annotations any
+		decoded     any
+	}{
+		{"no annotations", nil, nil},
+		{"an empty map", map[string]any{}, nil},
+		{"Helm's only", helm, helm},
+		{"others only", other, nil},
+		{"both", both, helm},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			md := map[string]any{"name": "mgmt-md0", "namespace": "fleet", "resourceVersion": "9", "uid": "u1",
+				"labels":          map[string]any{"app.kubernetes.io/managed-by": "Helm"},
+				"ownerReferences": []any{map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "name": "mgmt", "uid": "c1"}}}
+			if tt.annotations != nil {
+				md["annotations"] = tt.annotations
+			}
+			obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": md,
+				"spec": map[string]any{"a": int64(1)}}}
+			whole := obj.DeepCopy()
+			c, err := Compact(obj)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(obj.Object).To(Equal(whole.Object), "the object compacted is not changed")
+			want := map[string]any{"name": "mgmt-md0", "namespace": "fleet", "resourceVersion": "9"}
+			if tt.decoded != nil {
+				want["annotations"] = tt.decoded
+			}
+			g.Expect(c.Object["metadata"]).To(Equal(want))
+			read := c.DeepCopy()
+			g.Expect(Expand(read)).To(Succeed())
+			g.Expect(read.Object).To(Equal(whole.Object))
+			g.Expect(c.Object["metadata"]).To(Equal(want), "expanding a copy leaves the cache's object as it was")
+		})
+	}
+}

@@ -21,7 +21,9 @@ var slimMetadata = []string{"name", "namespace", "uid", "resourceVersion", "gene
 // content a pass reads only in part (Clusters, consumers and holders:
 // manifest.ReadPaths) their apiVersion, kind, metadata (slimMetadata) and
 // the spec paths it reads; templates (isTemplate, and every kind with no
-// ReadPaths) are kept whole, because a pass diffs them.
+// ReadPaths) are kept whole, because a pass diffs them. Every object is then
+// kept compact (Compact): only its identity, version and Helm's ownership
+// annotations decoded, the rest as one JSON string a read expands.
 //
 // It was chosen over typed or metadata-only informers because passes read
 // these kinds at whatever version each release uses, as unstructured
@@ -40,15 +42,14 @@ func SlimTransform(isTemplate func(schema.GroupKind) bool) toolscache.TransformF
 		if !ok {
 			return in, nil
 		}
-		gk := u.GroupVersionKind().GroupKind()
-		if isTemplate(gk) {
-			return Compact(u)
-		}
-		paths, ok := manifest.ReadPaths(gk)
-		if !ok {
+		if _, done := u.Object[compactField]; done {
 			return u, nil
 		}
-		return Slim(u, paths), nil
+		gk := u.GroupVersionKind().GroupKind()
+		if paths, ok := manifest.ReadPaths(gk); ok && !isTemplate(gk) {
+			u = Slim(u, paths)
+		}
+		return Compact(u)
 	}
 }
 

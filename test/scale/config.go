@@ -95,6 +95,12 @@ type Config struct {
 	// start, into its run's directory (BENCH_CPU_PROFILE; none by
 	// default).
 	CPUProfile time.Duration
+	// Shards is how many processes of the add-on share the fleet
+	// (BENCH_SHARDS; 1 by default): each runs with
+	// --watch-label-selector on Flux's sharding label, and each release
+	// is labelled for one of them in turn. helm-controller always runs as
+	// one process.
+	Shards int
 }
 
 // ConfigFromEnv reads the configuration from getenv (os.Getenv in the
@@ -141,6 +147,14 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		{Name: "BENCH_CPU_PROFILE", Into: &c.CPUProfile},
 	}); err != nil {
 		return Config{}, err
+	}
+	c.Shards = 1
+	if v := getenv("BENCH_SHARDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return Config{}, fmt.Errorf("failed to parse BENCH_SHARDS %q: want a whole number of at least 1", v)
+		}
+		c.Shards = n
 	}
 	if c.Window == 0 {
 		c.Window = 2 * c.Resync

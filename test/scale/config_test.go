@@ -47,8 +47,13 @@ func TestConfigFromEnv(t *testing.T) {
 			g.Expect(c.Fleets).To(HaveLen(1))
 			g.Expect(c.Fleets[0].Name).To(Equal("full"))
 			g.Expect(c.Fleets[0].Omit).To(BeEmpty())
+			g.Expect(c.Shards).To(Equal(1), "one process")
 		}},
 		{name: "unknown fleet", env: map[string]string{"BENCH_FLEETS": "full vsphere"}, wantErr: `unknown fleet "vsphere"`},
+		{name: "shards", env: map[string]string{"BENCH_SHARDS": "4"}, check: func(g Gomega, c Config) {
+			g.Expect(c.Shards).To(Equal(4))
+		}},
+		{name: "no shards", env: map[string]string{"BENCH_SHARDS": "0"}, wantErr: `BENCH_SHARDS "0"`},
 		{name: "overrides", env: map[string]string{"BENCH_N": " 50  100 ", "BENCH_RESYNC": "20s", "BENCH_KEEP_AUDIT": "1",
 			"BENCH_CONTROLLER_ARGS": "--concurrent=8 --kube-api-qps=100", "BENCH_CONTROLLER_BIN": "/tmp/old",
 			"BENCH_CONTROLLER_ENV": "GOGC=50  GOMEMLIMIT=150MiB"}, check: func(g Gomega, c Config) {

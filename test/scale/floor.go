@@ -207,7 +207,11 @@ func (r *run) measureFloor(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.controller.Stop()
+	// Each shard has its workers and its client's rate limits: the
+	// replay's are their sum.
+	shards := max(r.target.Shards, 1)
+	workers, qps, burst = workers*shards, qps*float32(shards), burst*shards
+	r.stopShards()
 	dir := filepath.Join(r.dir, "floor")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

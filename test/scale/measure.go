@@ -54,8 +54,8 @@ func (r *run) converge(ctx context.Context) error {
 	logged := time.Now()
 	every := min(max(time.Duration(r.n)*convergePollPerRelease, convergePollFloor), convergePollCeiling)
 	err := wait.PollUntilContextTimeout(ctx, every, r.cfg.ConvergeTimeout, true, func(ctx context.Context) (bool, error) {
-		if r.controller.Exited() {
-			return false, fmt.Errorf("the controller exited (see %s)", r.controller.LogPath)
+		if err := r.exited(); err != nil {
+			return false, err
 		}
 		var err error
 		pending, err = r.pending(ctx)
@@ -71,13 +71,13 @@ func (r *run) converge(ctx context.Context) error {
 	r.converged = time.Now()
 	r.convergence = Window{Start: r.started, End: r.converged}
 	r.res.ConvergenceSeconds = r.converged.Sub(r.started).Seconds()
-	cpu, err := harness.CPUTime(r.controller.PID())
+	cpu, err := r.controllerCPU()
 	if err != nil {
 		return err
 	}
 	r.res.ConvergenceCPUSeconds = cpu.Seconds()
 	if !r.target.IsHelmController() {
-		b, err := ReadBreakdown(r.metricsAddr, r.target.MetricsController)
+		b, err := r.breakdown()
 		if err != nil {
 			return err
 		}
@@ -196,7 +196,7 @@ type sample struct {
 func (r *run) sample() (sample, error) {
 	s := sample{at: time.Now()}
 	var err error
-	if s.controller, err = harness.CPUTime(r.controller.PID()); err != nil {
+	if s.controller, err = r.controllerCPU(); err != nil {
 		return s, err
 	}
 	if s.apiServer, err = harness.CPUTime(r.apiServerPID); err != nil {
@@ -205,7 +205,7 @@ func (r *run) sample() (sample, error) {
 	if s.etcd, err = harness.CPUTime(r.etcdPID); err != nil {
 		return s, err
 	}
-	s.reconciles, err = Reconciles(r.metricsAddr, r.target.MetricsController)
+	s.reconciles, err = r.reconciles()
 	return s, err
 }
 
@@ -226,11 +226,11 @@ func (r *run) measureSteadyState(ctx context.Context) error {
 	if r.windowEnd, err = r.sample(); err != nil {
 		return err
 	}
-	if r.controller.Exited() {
-		return fmt.Errorf("the controller exited (see %s)", r.controller.LogPath)
+	if err := r.exited(); err != nil {
+		return err
 	}
 	r.steadyState = Window{Start: r.windowStart.at, End: r.windowEnd.at}
-	if r.res.Memory, err = harness.ReadMemory(r.controller.PID()); err != nil {
+	if r.res.Memory, r.res.ShardMemory, err = r.memory(); err != nil {
 		return err
 	}
 	return r.saveSteadyHeap(ctx)

@@ -78,8 +78,12 @@ type Result struct {
 	// out below zero when the controller adds less than the noise).
 	APIServerIdleCPUMsPerSecond         float64  `json:"apiServerIdleCpuMsPerSecond"`
 	APIServerCPUAboveIdlePerReconcileMs *float64 `json:"apiServerCpuAboveIdlePerReconcileMs"`
-	// Memory is the controller's resident memory at the window's end.
-	Memory harness.Memory `json:"memory"`
+	// Memory is the controller's resident memory at the window's end:
+	// with shards, the sum of theirs, and ShardMemory each one's.
+	Memory      harness.Memory   `json:"memory"`
+	ShardMemory []harness.Memory `json:"shardMemory,omitempty"`
+	// Shards is how many processes of the add-on shared the fleet.
+	Shards int `json:"shards,omitempty"`
 
 	// Floor is the add-on's write floor (BENCH_FLOOR), nil when not
 	// measured.
@@ -204,7 +208,7 @@ func WriteTable(w io.Writer, runs []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"N", "fleet", "controller", "setup", "converge", "req/HR/resync"}
 	head = append(head, verbs...)
-	head = append(head, "writes", "upgrades", "reconciles/HR/resync", "CPU/reconcile ctrl", "CPU/reconcile apiserver", "RSS", "RSS/HR", "peak RSS", "write floor", "reaction (min-max)")
+	head = append(head, "writes", "upgrades", "reconciles/HR/resync", "CPU/reconcile ctrl", "CPU/reconcile apiserver", "RSS", "RSS/HR", "peak RSS", "shards", "write floor", "reaction (min-max)")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range runs {
 		row := []string{fmt.Sprint(r.N), r.Fleet, r.Controller, seconds(r.SetupSeconds), seconds(r.ConvergenceSeconds), fmt.Sprintf("%.2f", r.RequestsPerHRPerResync)}
@@ -214,7 +218,7 @@ func WriteTable(w io.Writer, runs []Result) error {
 		row = append(row, fmt.Sprint(r.Writes), fmt.Sprint(r.Upgrades), fmt.Sprintf("%.2f", r.ReconcilesPerHRPerResync),
 			millis(r.ControllerCPUPerReconcileMs), millis(r.APIServerCPUPerReconcileMs),
 			mebibytes(r.Memory.RSS), perRelease(r), mebibytes(r.Memory.Peak),
-			floorCell(r), reactions(r))
+			shardsCell(r), floorCell(r), reactions(r))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	return tw.Flush()

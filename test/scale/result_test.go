@@ -69,8 +69,8 @@ func TestWriteTable(t *testing.T) {
 	lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
 	g.Expect(lines).To(HaveLen(3))
 	g.Expect(string(lines[0])).To(MatchRegexp(`^N\s+fleet\s+controller\s+setup\s+converge\s+req/HR/resync\s+get\s+list\s+watch\s+bind\s+writes\s+upgrades\s`))
-	g.Expect(string(lines[1])).To(MatchRegexp(`^50\s+full\s+template-drift-controller\s+3.20s\s+61s\s+10.50\s+9.50\s+1.00\s+0.00\s+0.00\s+0\s+0\s+1.00\s+12.3 ms\s+12.3 ms\s+64 MiB\s+1311 KiB\s+80 MiB\s+1.50s \(40.93×, 75 writes\)\s+0.08s-30s$`))
-	g.Expect(string(lines[2])).To(MatchRegexp(`^50\s+full\s+helm-controller\s+3.40s\s+4.50s\s+21.50\s+9.00\s+1.00\s+0.00\s+0.00\s+45\s+0\s+1.00\s.*74 MiB\s+1516 KiB\s+74 MiB\s+-\s+n/a$`))
+	g.Expect(string(lines[1])).To(MatchRegexp(`^50\s+full\s+template-drift-controller\s+3.20s\s+61s\s+10.50\s+9.50\s+1.00\s+0.00\s+0.00\s+0\s+0\s+1.00\s+12.3 ms\s+12.3 ms\s+64 MiB\s+1311 KiB\s+80 MiB\s+1\s+1.50s \(40.93×, 75 writes\)\s+0.08s-30s$`))
+	g.Expect(string(lines[2])).To(MatchRegexp(`^50\s+full\s+helm-controller\s+3.40s\s+4.50s\s+21.50\s+9.00\s+1.00\s+0.00\s+0.00\s+45\s+0\s+1.00\s.*74 MiB\s+1516 KiB\s+74 MiB\s+1\s+-\s+n/a$`))
 }
 
 func TestWriteJSON(t *testing.T) {

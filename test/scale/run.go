@@ -61,11 +61,13 @@ type run struct {
 	// Valid after createFleet, for helm-controller: the chart server.
 	chart *ChartServer
 
-	// Valid after startController: the controller, its metrics address,
-	// and when it was started.
-	controller  *testenv.Process
-	metricsAddr string
-	started     time.Time
+	// Valid after startController: the controller's processes and their
+	// metrics addresses (one each without shards), metricsAddr the first
+	// one's (the profiles are read from it), and when they were started.
+	metricsAddr  string
+	shards       []*testenv.Process
+	metricsAddrs []string
+	started      time.Time
 	// profiled is closed once the convergence's CPU profile is read.
 	profiled chan struct{}
 
@@ -87,7 +89,7 @@ func Run(ctx context.Context, cfg Config, t Target, fleet Fleet, n int, dir stri
 		return Result{}, err
 	}
 	r := &run{cfg: cfg, n: n, fleet: fleet, target: t, dir: dir, logf: logf,
-		res: Result{Controller: t.Name, N: n, Fleet: fleet.Name, TemplatesPerRelease: fleet.Templates, DriftedPerRelease: fleet.Drifted,
+		res: Result{Controller: t.Name, N: n, Fleet: fleet.Name, TemplatesPerRelease: fleet.Templates, DriftedPerRelease: fleet.Drifted, Shards: t.Shards,
 			WindowSeconds: cfg.Window.Seconds(), ResyncSeconds: cfg.Resync.Seconds()}}
 	defer func() { r.stop(err == nil) }()
 	steps := []struct {
@@ -169,6 +171,9 @@ func (r *run) createFleet(ctx context.Context) error {
 	if err := CreateFleet(ctx, r.env, r.n, r.cfg.Resync, r.chart, r.fleet.Render); err != nil {
 		return err
 	}
+	if err := labelShards(ctx, r.env.Client, r.n, r.target.Shards); err != nil {
+		return err
+	}
 	if r.target.Lockdown {
 		for i := range r.n {
 			if err := testenv.GrantTenant(ctx, r.env.Client, Namespace(i), TenantAccount, testenv.TenantRules()); err != nil {
@@ -200,17 +205,28 @@ func (r *run) sampleIdle(ctx context.Context) error {
 }
 
 // startController runs the controller as its user, with its metrics and
-// health endpoints on loopback, and waits until it serves.
+// health endpoints on loopback, and waits until it serves; with shards,
+// one process a shard, each on its own ports and log.
 func (r *run) startController(_ context.Context) error {
 	r.started = time.Now()
-	p, err := testenv.StartServing(r.target.Name, r.target.Bin, 2, 1, func(a []string) []string {
-		r.metricsAddr = a[0]
-		return append([]string{"--metrics-addr=" + a[0], "--health-addr=" + a[1]}, r.target.Flags...)
-	}, append([]string{"KUBECONFIG=" + r.kubeconfig}, r.target.Env...), r.dir)
-	if err != nil {
-		return err
+	for k := range max(r.target.Shards, 1) {
+		name := r.target.Name
+		if r.target.Shards > 1 {
+			name += "-" + ShardName(k)
+		}
+		var addr string
+		p, err := testenv.StartServing(name, r.target.Bin, 2, 1, func(a []string) []string {
+			addr = a[0]
+			flags := append([]string{"--metrics-addr=" + a[0], "--health-addr=" + a[1]}, r.target.Flags...)
+			return append(flags, shardFlags(k, r.target.Shards)...)
+		}, append([]string{"KUBECONFIG=" + r.kubeconfig}, r.target.Env...), r.dir)
+		if err != nil {
+			r.stopShards()
+			return err
+		}
+		r.shards, r.metricsAddrs = append(r.shards, p), append(r.metricsAddrs, addr)
 	}
-	r.controller = p
+	r.metricsAddr = r.metricsAddrs[0]
 	r.profiled = r.profileConvergence(context.Background())
 	return nil
 }
@@ -221,7 +237,7 @@ func (r *run) stop(ok bool) {
 	if r.profiled != nil {
 		<-r.profiled
 	}
-	r.controller.Stop()
+	r.stopShards()
 	r.chart.Close()
 	if r.env != nil {
 		if err := r.env.Stop(); err != nil {

@@ -33,6 +33,9 @@ type Target struct {
 	// has the chart's lockdown role and no group, and every release's
 	// namespace has the tenant account it impersonates.
 	Lockdown bool
+	// Shards is how many processes of it share the fleet (Config.Shards);
+	// 1 or 0 is one, unsharded.
+	Shards int
 }
 
 // IsHelmController reports whether t is helm-controller: its fleet has
@@ -42,7 +45,7 @@ func (t Target) IsHelmController() bool { return t.Name == HelmController }
 // AddonTarget is the add-on's binary bin, run with ControllerFlags.
 func AddonTarget(cfg Config, bin string) Target {
 	return Target{Name: TemplateDriftController, Bin: bin, User: ControllerUser, Flags: ControllerFlags(cfg),
-		Env: cfg.ControllerEnv, MetricsController: api.ControllerName}
+		Env: cfg.ControllerEnv, MetricsController: api.ControllerName, Shards: cfg.Shards}
 }
 
 // LockdownUser is the user the add-on runs as under the lockdown.

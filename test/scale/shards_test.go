@@ -1,0 +1,44 @@
+package scale
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/templatedrift/template-drift-controller/test/harness"
+)
+
+// TestShardOf: the releases are dealt out so that every shard gets as many
+// drifted releases as in-sync ones, and as many releases as the others.
+func TestShardOf(t *testing.T) {
+	g := NewWithT(t)
+	for _, shards := range []int{1, 2, 3, 4} {
+		drifted, inSync := make([]int, shards), make([]int, shards)
+		for i := range 400 * shards {
+			if Drifted(i) {
+				drifted[ShardOf(i, shards)]++
+			} else {
+				inSync[ShardOf(i, shards)]++
+			}
+		}
+		for k := range shards {
+			g.Expect(drifted[k]).To(Equal(200), "drifted in shard %d of %d", k, shards)
+			g.Expect(inSync[k]).To(Equal(200), "in sync in shard %d of %d", k, shards)
+		}
+	}
+}
+
+// TestShardFlags: a shard selects its releases by Flux's sharding label;
+// an unsharded run adds no flag.
+func TestShardFlags(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(shardFlags(0, 1)).To(BeEmpty())
+	g.Expect(shardFlags(2, 4)).To(Equal([]string{"--watch-label-selector=sharding.fluxcd.io/key in (shard3)"}))
+}
+
+// TestShardsCell: the table names the shards and each one's RSS.
+func TestShardsCell(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(shardsCell(Result{})).To(Equal("1"))
+	g.Expect(shardsCell(Result{Shards: 2, ShardMemory: []harness.Memory{{RSS: 100 << 20}, {RSS: 110 << 20}}})).To(Equal("2 (100 MiB, 110 MiB)"))
+}
