@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/release"
 )
 
@@ -63,8 +64,9 @@ func (r *HelmReleaseReconciler) watchHandler() delayedEnqueue {
 
 // toHelmRelease maps an object Helm owns to the HelmReleases of its release.
 func (r *HelmReleaseReconciler) toHelmRelease(ctx context.Context, o client.Object) []reconcile.Request {
-	ann := o.GetAnnotations()
-	name, ns := ann[api.HelmReleaseNameAnnotation], ann[api.HelmReleaseNamespaceAnnotation]
+	// The read cache's objects are compact: their Helm release is read
+	// without decoding them.
+	name, ns := apply.HelmOwner(o)
 	if name == "" || ns == "" {
 		return nil
 	}

@@ -4,33 +4,36 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
 )
 
 // compactField is the field of a compact object that holds, as one JSON
-// string, everything Compact does not keep decoded.
-const compactField = "compact.templatedrift.io/content"
+// string, everything Compact does not keep decoded; ownerField holds its
+// Helm release as "namespace/name", from Helm's ownership annotations.
+const (
+	compactField = "compact.templatedrift.io/content"
+	ownerField   = "compact.templatedrift.io/helm-release"
+)
 
 // decodedMetadata are the metadata fields a compact object keeps decoded:
 // the informer's key (namespace and name) and the version an update
-// changes. decodedAnnotations are the annotations it keeps decoded: Helm's
-// ownership, with which the watches' handler maps a change to its
-// HelmRelease without expanding the object.
-var (
-	decodedMetadata    = []string{"name", "namespace", "resourceVersion"}
-	decodedAnnotations = []string{api.HelmReleaseNameAnnotation, api.HelmReleaseNamespaceAnnotation}
-)
+// changes.
+var decodedMetadata = []string{"name", "namespace", "resourceVersion"}
 
 // Compact returns u as the read cache keeps it: its apiVersion, kind,
-// name, namespace, resourceVersion and Helm's ownership annotations
-// decoded, and the rest (the other metadata, spec, status) as one JSON
-// string. It is still an *unstructured.Unstructured, so the informer, its
-// deep copies and the watches' handler (which read only what is decoded)
-// treat it as any object; Expand gives a pass the whole object back.
+// name, namespace and resourceVersion decoded, its Helm release (from
+// Helm's ownership annotations) as one string, and the rest (the other
+// metadata, spec, status) as one JSON string. It is still an
+// *unstructured.Unstructured, so the informer, its deep copies and the
+// watches' handler (which reads HelmOwner) treat it as any object; Expand
+// gives a pass the whole object back.
 //
 // It was chosen because a decoded object costs several times its JSON (a
 // map and an interface for every field, metadata included: labels,
@@ -42,11 +45,11 @@ func Compact(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		return u, nil
 	}
 	rest := make(map[string]any, len(u.Object))
-	out := map[string]any{}
+	out := make(map[string]any, 5)
 	for k, v := range u.Object {
 		switch k {
 		case "apiVersion", "kind":
-			out[k] = v
+			out[k] = intern(v)
 		case "metadata":
 			md, ok := v.(map[string]any)
 			if !ok {
@@ -62,6 +65,9 @@ func Compact(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			rest[k] = v
 		}
 	}
+	if name, ns := helmOwner(u.GetAnnotations()); name != "" && ns != "" {
+		out[ownerField] = ns + "/" + name
+	}
 	b, err := json.Marshal(rest)
 	if err != nil {
 		return nil, fmt.Errorf("failed to compact %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
@@ -70,35 +76,48 @@ func Compact(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	return &unstructured.Unstructured{Object: out}, nil
 }
 
+// HelmOwner returns the name and namespace of the Helm release that owns o,
+// from Helm's ownership annotations, or from a compact object's owner
+// field, whose annotations are not decoded; "" when o has none.
+func HelmOwner(o client.Object) (name, namespace string) {
+	if u, ok := o.(*unstructured.Unstructured); ok {
+		if _, compact := u.Object[compactField]; compact {
+			owner, _ := u.Object[ownerField].(string)
+			namespace, name, _ = strings.Cut(owner, "/")
+			return name, namespace
+		}
+	}
+	return helmOwner(o.GetAnnotations())
+}
+
+func helmOwner(ann map[string]string) (name, namespace string) {
+	return ann[api.HelmReleaseNameAnnotation], ann[api.HelmReleaseNamespaceAnnotation]
+}
+
 // splitMetadata splits md into what Compact keeps decoded and the rest.
 // md is not changed: the maps returned are new ones.
 func splitMetadata(md map[string]any) (kept, other map[string]any) {
-	kept, other = map[string]any{}, maps.Clone(md)
+	kept, other = make(map[string]any, len(decodedMetadata)), maps.Clone(md)
 	for _, k := range decodedMetadata {
 		if v, ok := md[k]; ok {
 			kept[k] = v
 			delete(other, k)
 		}
 	}
-	ann, ok := md["annotations"].(map[string]any)
-	if !ok {
-		return kept, other
-	}
-	keptAnn, otherAnn := map[string]any{}, maps.Clone(ann)
-	for _, k := range decodedAnnotations {
-		if v, ok := ann[k]; ok {
-			keptAnn[k] = v
-			delete(otherAnn, k)
-		}
-	}
-	if len(keptAnn) > 0 {
-		kept["annotations"] = keptAnn
-	}
-	delete(other, "annotations")
-	if len(otherAnn) > 0 || len(keptAnn) == 0 {
-		other["annotations"] = otherAnn
-	}
 	return kept, other
+}
+
+// interned are the apiVersions and kinds of compact objects: thousands of
+// objects share a few of each, where decoding gave each its own copy.
+var interned sync.Map
+
+func intern(v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return v
+	}
+	got, _ := interned.LoadOrStore(s, s)
+	return got
 }
 
 // Expand returns a compact object (Compact) whole again, in place; any
@@ -116,6 +135,7 @@ func Expand(u *unstructured.Unstructured) error {
 		return fmt.Errorf("failed to expand %s %s/%s from the read cache: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 	}
 	delete(u.Object, compactField)
+	delete(u.Object, ownerField)
 	other, hasOther := rest["metadata"].(map[string]any)
 	delete(rest, "metadata")
 	maps.Copy(u.Object, rest)
@@ -124,20 +144,9 @@ func Expand(u *unstructured.Unstructured) error {
 	}
 	md, ok := u.Object["metadata"].(map[string]any)
 	if !ok {
-		md = map[string]any{}
+		md = make(map[string]any, len(other))
 		u.Object["metadata"] = md
 	}
-	for k, v := range other {
-		if k != "annotations" {
-			md[k] = v
-			continue
-		}
-		ann, _ := v.(map[string]any)
-		if kept, ok := md["annotations"].(map[string]any); ok {
-			maps.Copy(kept, ann)
-			continue
-		}
-		md["annotations"] = ann
-	}
+	maps.Copy(md, other)
 	return nil
 }
