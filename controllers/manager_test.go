@@ -5,13 +5,17 @@ import (
 	"testing"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/runtime/events"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -32,10 +36,18 @@ func TestManagerWatches(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
+	t.Log("the HelmRelease has values, which the manager's cache drops")
+	values := `{"cluster":{"name":"mgmt","workers":3}}`
+	hr := &helmv2.HelmRelease{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(w.hr), hr)).To(Succeed())
+	hr.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(values)}
+	g.Expect(env.Client.Update(ctx, hr)).To(Succeed())
+
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:                 testenv.Scheme(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		Cache:                  ctrlcache.Options{DefaultTransform: controllers.TrimHelmRelease()},
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	recorder, err := events.NewRecorder(ctrl.Log, "", api.ControllerName, events.WithManager(mgr))
@@ -82,6 +94,12 @@ func TestManagerWatches(t *testing.T) {
 		}
 		return reasons
 	}, 10*time.Second, 200*time.Millisecond).Should(ContainElements(api.TemplateDriftDetectedEvent, api.TemplateDriftCorrectedEvent))
+
+	t.Log("the condition's writes kept the values the cache dropped")
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(w.hr), hr)).To(Succeed())
+	g.Expect(hr.Spec.Values).NotTo(BeNil())
+	g.Expect(hr.Spec.Values.Raw).To(MatchJSON(values))
+	g.Expect(apimeta.FindStatusCondition(hr.Status.Conditions, api.TemplatesInSyncCondition)).NotTo(BeNil())
 }
 
 func reasonOf(c *metav1.Condition) string {

@@ -147,9 +147,10 @@ func managerOptions(f *flags, scheme *runtime.Scheme, selector labels.Selector) 
 		Metrics: metricsserver.Options{BindAddress: f.metricsAddr, ExtraHandlers: pprof.GetHandlers()},
 		Cache: ctrlcache.Options{
 			ByObject: map[ctrlclient.Object]ctrlcache.ByObject{&helmv2.HelmRelease{}: {Label: selector}},
-			// Nothing reads a HelmRelease's managedFields: each is a few
-			// KB kept for every release of the fleet.
-			DefaultTransform: ctrlcache.TransformStripManagedFields(),
+			// Nothing reads a HelmRelease's managedFields, values or
+			// post-renderers: each is a few KB, the values often tens,
+			// kept for every release of the fleet.
+			DefaultTransform: controllers.TrimHelmRelease(),
 		},
 	}
 	// RUNTIME_NAMESPACE is where the controller runs, as in Flux: its
