@@ -80,7 +80,7 @@ func parseFlags(args []string) (*flags, error) {
 		"How long an impersonated account's reviewed permission to list a kind in a namespace is trusted where the controller does not watch RBAC objects or an authorizer does not list its rules, so that its passes read that kind from the controller's informers; 0 reads live as the account.")
 	fs.IntVar(&f.maxManifestBytes, "max-manifest-bytes", manifest.DefaultMaxManifestBytes, "The largest release manifest parsed.")
 	fs.Int64Var(&f.maxReleaseCacheBytes, "max-release-cache-bytes", release.DefaultMemoBytes,
-		"The bytes of decoded releases kept between passes (their manifests, mostly); 0 decodes every pass's release again.")
+		"The bytes of decoded releases kept between passes (their manifests, compressed, mostly); 0 decodes every pass's release again.")
 	fs.DurationVar(&f.gracefulShutdown, "graceful-shutdown-timeout", 60*time.Second, "How long to wait for reconciles on shutdown.")
 	fs.BoolVar(&f.version, "version", false, "Print the version, commit and commit date, then exit.")
 	f.client.BindFlags(fs)

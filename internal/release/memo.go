@@ -7,9 +7,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// DefaultMemoBytes bounds the memo of decoded releases by default: room
-// for about a thousand releases of a 60 KB cluster chart, or every release
-// of a fleet of thousands of small ones.
+// DefaultMemoBytes bounds the memo of decoded releases by default. An entry
+// costs its manifest compressed (pack) and about 1 KiB: room for thousands
+// of releases of a large cluster chart, whose YAML compresses several
+// times.
 const DefaultMemoBytes = 64 << 20
 
 // memoEntryOverhead is what an entry costs besides its strings: the entry,
@@ -29,16 +30,20 @@ type memoEntry struct {
 	resourceVersion string
 	rel             *Release
 	err             error
+	// manifest is rel's manifest, compressed (pack), and manifestLen its
+	// length; rel.Manifest is empty.
+	manifest    []byte
+	manifestLen int
 }
 
 // cost is the memory the entry holds, in bytes. A Release keeps its
-// manifest and a few short strings; its values and hooks are not kept
-// (see digester), and nor is the chart.
+// manifest, compressed, and a few short strings; its values and hooks are
+// not kept (see digester), and nor is the chart.
 func (e *memoEntry) cost() int64 {
 	n := int64(memoEntryOverhead + len(e.key.source) + len(e.key.namespace) + len(e.key.name) +
 		len(e.uid) + len(e.resourceVersion))
 	if e.rel != nil {
-		n += int64(len(e.rel.Manifest) + len(e.rel.Name) + len(e.rel.Namespace) + len(e.rel.Status) +
+		n += int64(len(e.manifest) + len(e.rel.Manifest) + len(e.rel.Name) + len(e.rel.Namespace) + len(e.rel.Status) +
 			len(e.rel.ApplyMethod) + len(e.rel.Digest) + len(e.rel.ChartName) + len(e.rel.ChartVersion))
 	}
 	if e.err != nil {

@@ -173,6 +173,9 @@ func (r *Reader) decode(ctx context.Context, secrets corev1client.SecretInterfac
 		return e, nil
 	}
 	e.rel, e.err = fromHelm(typed, name, version, r.maxManifestBytes)
+	if err := e.pack(); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -183,5 +186,12 @@ func (e *memoEntry) result() (*Release, error) {
 		return nil, e.err
 	}
 	cp := *e.rel
+	if e.manifest != nil {
+		m, err := inflate(e.manifest, e.manifestLen)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read the memoized manifest of release %s: %w", cp.Ref(), err)
+		}
+		cp.Manifest = m
+	}
 	return &cp, nil
 }
