@@ -2,6 +2,7 @@ package apply
 
 import (
 	"testing"
+	"unsafe"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -94,6 +95,24 @@ func TestCompactMetadata(t *testing.T) {
 			g.Expect(Expand(read)).To(Succeed())
 			g.Expect(read.Object).To(Equal(whole.Object))
 			g.Expect(c.Object["metadata"]).To(Equal(want), "expanding a copy leaves the cache's object as it was")
+
+			// Two objects decoded apart (as the informer decodes each) share
+			// the strings of their apiVersion and kind once compact.
+			js, err := whole.MarshalJSON()
+			g.Expect(err).NotTo(HaveOccurred())
+			decoded := func() *unstructured.Unstructured {
+				u := &unstructured.Unstructured{}
+				g.Expect(u.UnmarshalJSON(js)).To(Succeed())
+				return u
+			}
+			a, b := decoded(), decoded()
+			g.Expect(unsafe.StringData(a.GetKind())).NotTo(BeIdenticalTo(unsafe.StringData(b.GetKind())), "decoded apart")
+			ca, err := Compact(a)
+			g.Expect(err).NotTo(HaveOccurred())
+			cb, err := Compact(b)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(unsafe.StringData(ca.GetAPIVersion())).To(BeIdenticalTo(unsafe.StringData(cb.GetAPIVersion())), "apiVersion shared")
+			g.Expect(unsafe.StringData(ca.GetKind())).To(BeIdenticalTo(unsafe.StringData(cb.GetKind())), "kind shared")
 		})
 	}
 }

@@ -22,8 +22,8 @@ var slimMetadata = []string{"name", "namespace", "uid", "resourceVersion", "gene
 // manifest.ReadPaths) their apiVersion, kind, metadata (slimMetadata) and
 // the spec paths it reads; templates (isTemplate, and every kind with no
 // ReadPaths) are kept whole, because a pass diffs them. Every object is then
-// kept compact (Compact): only its identity, version and Helm's ownership
-// annotations decoded, the rest as one JSON string a read expands.
+// kept compact (Compact): only its name, namespace and version decoded, its
+// Helm release as one string, the rest as one JSON string a read expands.
 //
 // It was chosen over typed or metadata-only informers because passes read
 // these kinds at whatever version each release uses, as unstructured

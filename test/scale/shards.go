@@ -20,10 +20,11 @@ const ShardKey = "sharding.fluxcd.io/key"
 // ShardName is the name of the k-th shard (from 0), as the label's value.
 func ShardName(k int) string { return fmt.Sprintf("shard%d", k+1) }
 
-// ShardOf is the shard of the i-th release of n shards: the releases are
-// dealt out in turn, drifted and in-sync alike (Drifted is every other
-// release, so an even number of shards would give some shards only
-// drifted releases if dealt by i % shards; they are dealt by pairs).
+// ShardOf is the shard (from 0) of the i-th release when the fleet has the
+// given number of shards. The releases are dealt out by pairs, so that each
+// shard has as many drifted releases as in-sync ones: Drifted is every
+// other release, and dealing by i % shards with an even number of shards
+// would give some shards only drifted releases.
 func ShardOf(i, shards int) int { return (i / 2) % shards }
 
 // shardFlags are the flags that make a controller process the k-th of
