@@ -112,6 +112,19 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 			}
 		}
 	}
+	if kinds.SecretMetadata {
+		// The controller may list Secrets in every namespace: decode the
+		// releases it will read as itself in a few pages at start.
+		cs, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+		if err != nil {
+			return WatchKinds{}, fmt.Errorf("failed to create the clientset: %w", err)
+		}
+		warm := &releaseWarmup{log: mgr.GetLogger().WithName("warm-up"), helmReleases: mgr.GetClient(),
+			releases: releases, secrets: cs.CoreV1(), serviceAccount: targets.ServiceAccount}
+		if err := mgr.Add(warm); err != nil {
+			return WatchKinds{}, fmt.Errorf("failed to add the release warm-up: %w", err)
+		}
+	}
 	metrics := report.NewMetrics(cfg.Metrics)
 	metrics.InitKinds(templateKinds(kinds.Watch, cfg.Kinds))
 	r := &HelmReleaseReconciler{

@@ -234,7 +234,7 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 	}
 	switch {
 	case remote || t.Cached == nil:
-	case key == "local":
+	case key == LocalKey:
 		tg.Reader = t.Cached
 	case t.ReviewTTL > 0:
 		// An impersonated account: what it may list comes from the
@@ -261,6 +261,10 @@ func (t *Targets) evicted(key string) {
 	}
 }
 
+// LocalKey names the local cluster read as the controller itself: the key
+// of its target, and of the releases memoized through it.
+const LocalKey = "local"
+
 // remoteKeyPrefix starts the key of every spec.kubeConfig target.
 const remoteKeyPrefix = "remote:"
 
@@ -269,7 +273,7 @@ const remoteKeyPrefix = "remote:"
 // spec.kubeConfig's, impersonating the service account, logging each API
 // server warning once.
 func (t *Targets) restConfig(ctx context.Context, hr *helmv2.HelmRelease) (cfg *rest.Config, key string, remote bool, err error) {
-	cfg, key = rest.CopyConfig(t.Local), "local"
+	cfg, key = rest.CopyConfig(t.Local), LocalKey
 	if ref := hr.Spec.KubeConfig; ref != nil && ref.SecretRef == nil {
 		// A kubeConfig without a secretRef (a configMapRef, for a cloud
 		// provider's workload identity) names a remote cluster this add-on
@@ -284,7 +288,7 @@ func (t *Targets) restConfig(ctx context.Context, hr *helmv2.HelmRelease) (cfg *
 		}
 		cfg, key, remote = runtimeclient.KubeConfig(ctx, rc, t.KubeConfigOpts), secretKey, true
 	}
-	if sa := t.serviceAccount(hr); sa != "" {
+	if sa := t.ServiceAccount(hr); sa != "" {
 		cfg.Impersonate = rest.ImpersonationConfig{
 			UserName: fmt.Sprintf("system:serviceaccount:%s:%s", hr.Namespace, sa),
 		}
@@ -307,7 +311,7 @@ func (t *Targets) kubeConfigSecret(ctx context.Context, hr *helmv2.HelmRelease, 
 		return &secret, nil
 	}
 	cfg := rest.CopyConfig(t.Local)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", hr.Namespace, t.serviceAccount(hr))}
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", hr.Namespace, t.ServiceAccount(hr))}
 	cs, err := kubernetes.NewForConfig(LogWarningsOnce(cfg))
 	if err != nil {
 		return nil, err
@@ -319,7 +323,9 @@ func (t *Targets) kubeConfigSecret(ctx context.Context, hr *helmv2.HelmRelease, 
 	return secret, nil
 }
 
-func (t *Targets) serviceAccount(hr *helmv2.HelmRelease) string {
+// ServiceAccount returns the account hr's passes impersonate, or "" when
+// they act as the controller itself.
+func (t *Targets) ServiceAccount(hr *helmv2.HelmRelease) string {
 	if hr.Spec.ServiceAccountName != "" {
 		return hr.Spec.ServiceAccountName
 	}

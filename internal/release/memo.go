@@ -133,3 +133,12 @@ func (m *memo) size() (entries int, bytes int64) {
 	defer m.mu.Unlock()
 	return m.order.Len(), m.bytes
 }
+
+// full reports whether the memo holds nine tenths of its bound or more: a
+// warm-up stops there, leaving room for what the passes read that it did
+// not reach. A memo of no bytes is always full.
+func (m *memo) full() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.bytes >= m.maxBytes-m.maxBytes/10
+}
