@@ -47,6 +47,15 @@ func TestMetricsCondition(t *testing.T) {
 			{Status: metav1.ConditionUnknown, Reason: api.ClusterPausedReason, Drifted: plan.UnknownDrift}},
 		want: `{name="cluster",namespace="fleet",reason="ClusterPaused",status="Unknown"} 1`,
 	}, {
+		name:   "the same status and reason again keep one series",
+		passes: []plan.Conclusion{blocked, blocked},
+		want:   `{name="cluster",namespace="fleet",reason="CorrectionBlocked",status="False"} 1`,
+	}, {
+		name: "back to an earlier reason",
+		passes: []plan.Conclusion{blocked,
+			{Status: metav1.ConditionTrue, Reason: api.DriftCorrectedReason}, blocked},
+		want: `{name="cluster",namespace="fleet",reason="CorrectionBlocked",status="False"} 1`,
+	}, {
 		name:   "a suspended release keeps its series",
 		passes: []plan.Conclusion{blocked, {Silent: true, Drifted: plan.UnknownDrift}},
 		want:   `{name="cluster",namespace="fleet",reason="CorrectionBlocked",status="False"} 1`,
@@ -144,4 +153,24 @@ func series(t *testing.T, c prometheus.Collector) []string {
 		}
 	}
 	return out
+}
+
+// BenchmarkObserveCondition is a pass's condition series set among a
+// fleet's: its cost must not grow with the number of releases.
+func BenchmarkObserveCondition(b *testing.B) {
+	for _, n := range []int{100, 5000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			m := NewMetrics(prometheus.NewRegistry())
+			keys := make([]client.ObjectKey, n)
+			for i := range keys {
+				keys[i] = client.ObjectKey{Namespace: fmt.Sprintf("fleet-%04d", i), Name: "cluster"}
+				m.observe(keys[i], plan.Conclusion{Status: metav1.ConditionTrue, Reason: api.NoDriftDetectedReason})
+			}
+			reasons := []string{api.DriftCorrectedReason, api.NoDriftDetectedReason}
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				m.observe(keys[i%n], plan.Conclusion{Status: metav1.ConditionTrue, Reason: reasons[i%2]})
+			}
+		})
+	}
 }
