@@ -18,24 +18,27 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 )
 
-// flakySecrets fails the first Get of a release Secret with a 500, as an
-// API server that sheds load does.
-type flakySecrets struct {
+// secretReads counts the Secret Gets made through it and, with failFirst,
+// fails the first with a 500, as an API server that sheds load does.
+type secretReads struct {
 	corev1client.SecretsGetter
-	failed atomic.Int32
+	failFirst bool
+	gets      atomic.Int64
+	failed    atomic.Int32
 }
 
-func (f *flakySecrets) Secrets(ns string) corev1client.SecretInterface {
-	return flakySecret{SecretInterface: f.SecretsGetter.Secrets(ns), f: f}
+func (f *secretReads) Secrets(ns string) corev1client.SecretInterface {
+	return secretRead{SecretInterface: f.SecretsGetter.Secrets(ns), f: f}
 }
 
-type flakySecret struct {
+type secretRead struct {
 	corev1client.SecretInterface
-	f *flakySecrets
+	f *secretReads
 }
 
-func (s flakySecret) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
-	if s.f.failed.CompareAndSwap(0, 1) {
+func (s secretRead) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
+	s.f.gets.Add(1)
+	if s.f.failFirst && s.f.failed.CompareAndSwap(0, 1) {
 		return nil, apierrors.NewInternalError(errors.New("injected"))
 	}
 	return s.SecretInterface.Get(ctx, name, opts)
@@ -50,7 +53,7 @@ func TestReleaseReadFailureIsRetried(t *testing.T) {
 	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt})
 	target, err := w.r.Engine.Targets.For(w.ctx, w.hr)
 	w.g.Expect(err).NotTo(HaveOccurred())
-	flaky := &flakySecrets{SecretsGetter: target.Secrets}
+	flaky := &secretReads{SecretsGetter: target.Secrets, failFirst: true}
 	w.r.Engine.Targets = staticTarget{t: &apply.Target{Client: target.Client, Secrets: flaky, Key: "flaky"}}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(w.hr)}
 	_, err = w.r.Reconcile(w.ctx, req)

@@ -1,42 +1,17 @@
 package controllers_test
 
 import (
-	"context"
-	"sync/atomic"
 	"testing"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/templatedrift/template-drift-controller/controllers"
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/release"
 )
-
-// secretGets counts the Secret Gets made through it.
-type secretGets struct {
-	corev1client.SecretsGetter
-	n atomic.Int64
-}
-
-func (s *secretGets) Secrets(ns string) corev1client.SecretInterface {
-	return countedSecret{SecretInterface: s.SecretsGetter.Secrets(ns), n: &s.n}
-}
-
-type countedSecret struct {
-	corev1client.SecretInterface
-	n *atomic.Int64
-}
-
-func (c countedSecret) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
-	c.n.Add(1)
-	return c.SecretInterface.Get(ctx, name, opts)
-}
 
 // TestReleaseWarmup: the warm-up decodes the stored release of an opted-in
 // HelmRelease read as the controller, so its first pass reads no release
@@ -56,23 +31,23 @@ func TestReleaseWarmup(t *testing.T) {
 
 	cs, err := kubernetes.NewForConfig(env.Config)
 	g.Expect(err).NotTo(HaveOccurred())
-	secrets := &secretGets{SecretsGetter: cs.CoreV1()}
+	secrets := &secretReads{SecretsGetter: cs.CoreV1()}
 	releases := release.NewReader(0)
 	warm := controllers.NewReleaseWarmup(env.Client, releases, secrets,
 		func(hr *helmv2.HelmRelease) string { return hr.Spec.ServiceAccountName })
 	g.Expect(warm.Start(t.Context())).To(Succeed())
-	g.Expect(secrets.n.Load()).To(BeZero(), "the warm-up lists, it reads no Secret one by one")
+	g.Expect(secrets.gets.Load()).To(BeZero(), "the warm-up lists, it reads no Secret one by one")
 
 	src := release.Source{Secrets: secrets, Meta: env.Client, Key: apply.LocalKey}
 	rel, err := releases.Get(t.Context(), src, warmed.ns, warmed.rel.Name, 1)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(rel.Manifest).To(Equal(warmed.rel.Manifest))
-	g.Expect(secrets.n.Load()).To(BeZero(), "the opted-in release is memoized")
+	g.Expect(secrets.gets.Load()).To(BeZero(), "the opted-in release is memoized")
 
 	for _, w := range []*world{notOptedIn, impersonated, remote} {
-		before := secrets.n.Load()
+		before := secrets.gets.Load()
 		_, err := releases.Get(t.Context(), src, w.ns, w.rel.Name, 1)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(secrets.n.Load()).To(Equal(before+1), "%s was not warmed", w.ns)
+		g.Expect(secrets.gets.Load()).To(Equal(before+1), "%s was not warmed", w.ns)
 	}
 }
