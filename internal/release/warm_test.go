@@ -79,6 +79,7 @@ func TestWarm(t *testing.T) {
 	g.Expect(res.Pages).To(BeNumerically(">=", 3), "pages of two")
 	g.Expect(res.Full).To(BeFalse())
 	g.Expect(counter.gets.Load()).To(BeZero(), "a warm-up lists, it reads no Secret one by one")
+	g.Expect(counter.lists.Load()).To(BeEquivalentTo(res.Pages), "one list request a page")
 	g.Expect(release.DecodeCount(r)).To(BeEquivalentTo(3))
 
 	a, err := r.Get(t.Context(), src, ns1, "a", 2)
