@@ -29,7 +29,8 @@ func (nopReader) List(context.Context, client.ObjectList, ...client.ListOption) 
 // cluster, cached or as an impersonated identity, tells Notice its kind
 // and version (a list by its item kind), so the controller can watch it;
 // typed reads (Secrets) tell nothing, and a spec.kubeConfig target never
-// does: the controller watches only its own cluster.
+// does: the controller watches only its own cluster. Expect tells the same
+// before the reads.
 func TestTargetsNoticeReads(t *testing.T) {
 	g := NewWithT(t)
 	var seen []schema.GroupVersionKind
@@ -49,6 +50,14 @@ func TestTargetsNoticeReads(t *testing.T) {
 	g.Expect(local.Read().Get(context.Background(), client.ObjectKey{Namespace: "fleet", Name: "s"}, &corev1.Secret{})).To(Succeed())
 	g.Expect(seen).To(Equal([]schema.GroupVersionKind{m3mt, m3mt}))
 
+	// Expect tells the kinds a pass is about to read, before any read.
+	seen = nil
+	md := schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta1", Kind: "MachineDeployment"}
+	mdObj := &unstructured.Unstructured{}
+	mdObj.SetGroupVersionKind(md)
+	local.Expect([]*unstructured.Unstructured{u}, nil, []*unstructured.Unstructured{mdObj})
+	g.Expect(seen).To(Equal([]schema.GroupVersionKind{m3mt, md}))
+
 	seen = nil
 	tenant, err := targets.For(context.Background(), &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "cluster", Namespace: "tenant"},
 		Spec: helmv2.HelmReleaseSpec{ServiceAccountName: "deployer"}})
@@ -65,5 +74,6 @@ func TestTargetsNoticeReads(t *testing.T) {
 	g.Expect(remote.Remote).To(BeTrue())
 	seen = nil
 	_ = remote.Read().Get(context.Background(), client.ObjectKey{Namespace: "fleet", Name: "workers"}, u)
+	remote.Expect([]*unstructured.Unstructured{u, mdObj})
 	g.Expect(seen).To(BeEmpty())
 }

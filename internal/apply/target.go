@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -76,6 +77,22 @@ func (t *Target) Read() client.Reader {
 		return noticingReader{Reader: r, notice: t.notice}
 	}
 	return r
+}
+
+// Expect tells Targets.Notice, on the local cluster, the kind and version
+// of each object given, before the pass reads them. An informer syncs on
+// its first read, so a pass that read a release's kinds one after another
+// would wait for each kind's initial list in turn; told them all first,
+// their watches start together and the lists run side by side.
+func (t *Target) Expect(objects ...[]*unstructured.Unstructured) {
+	if t.notice == nil {
+		return
+	}
+	for _, group := range objects {
+		for _, o := range group {
+			t.notice(o.GroupVersionKind())
+		}
+	}
 }
 
 // Cached reports whether reads come from informers.

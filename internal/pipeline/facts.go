@@ -83,6 +83,7 @@ func (p *pass) gatherStorage(ctx context.Context, facts *plan.Facts) error {
 // paused templates (those the pass would look at: not skipped) and
 // consumers.
 func (p *pass) gatherLive(ctx context.Context, facts *plan.Facts) error {
+	p.target.Expect(p.objs.Clusters, p.objs.Templates, p.objs.Consumers)
 	var err error
 	if p.clusters, err = apply.GetAll(ctx, p.target.Read(), p.objs.Clusters); err != nil {
 		return err
