@@ -1,11 +1,14 @@
 package apply
 
 import (
+	"encoding/json"
 	"testing"
 	"unsafe"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/templatedrift/template-drift-controller/internal/packed"
 )
 
 // TestCompactRoundTrip: a template compacted and expanded is the object it
@@ -32,6 +35,10 @@ func TestCompactRoundTrip(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(c.Object).To(HaveLen(4), "apiVersion, kind, metadata and the content")
 	g.Expect(c.GetResourceVersion()).To(Equal("12"))
+	rest, err := json.Marshal(map[string]any{"spec": obj().Object["spec"], "status": obj().Object["status"],
+		"metadata": map[string]any{"annotations": map[string]any{"meta.helm.sh/release-name": "cluster"}}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(len(c.Object[compactField].(string))).To(BeNumerically("<", len(rest)), "the content is compressed")
 	again, err := Compact(c)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(again).To(BeIdenticalTo(c))
@@ -47,7 +54,11 @@ func TestCompactRoundTrip(t *testing.T) {
 
 	broken := c.DeepCopy()
 	broken.Object[compactField] = "{"
-	g.Expect(Expand(broken)).To(MatchError(ContainSubstring("Metal3MachineTemplate fleet/mgmt-md0")))
+	g.Expect(Expand(broken)).To(MatchError(ContainSubstring("Metal3MachineTemplate fleet/mgmt-md0")), "content that does not inflate")
+	notJSON, err := packed.Deflate("{")
+	g.Expect(err).NotTo(HaveOccurred())
+	broken.Object[compactField] = notJSON
+	g.Expect(Expand(broken)).To(MatchError(ContainSubstring("Metal3MachineTemplate fleet/mgmt-md0")), "content that is not JSON")
 }
 
 // TestCompactMetadata: whatever annotations an object has (none, an empty
@@ -115,4 +126,39 @@ func TestCompactMetadata(t *testing.T) {
 			g.Expect(unsafe.StringData(ca.GetKind())).To(BeIdenticalTo(unsafe.StringData(cb.GetKind())), "kind shared")
 		})
 	}
+}
+
+// BenchmarkCompact: what an informer event costs (Compact) and what a
+// pass's read of a compact object costs (a deep copy and Expand), for a
+// Metal3MachineTemplate like the benchmark's fleet.
+func BenchmarkCompact(b *testing.B) {
+	template := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "Metal3MachineTemplate",
+		"metadata": map[string]any{"name": "mgmt-md0", "namespace": "fleet-0001", "resourceVersion": "12", "uid": "2b6f3a55-5d0e-4c65-9d3c-1b7f0f8c9e21",
+			"labels":      map[string]any{"app.kubernetes.io/managed-by": "Helm", "helm.toolkit.fluxcd.io/name": "c0001", "helm.toolkit.fluxcd.io/namespace": "fleet-0001"},
+			"annotations": map[string]any{"meta.helm.sh/release-name": "c0001", "meta.helm.sh/release-namespace": "fleet-0001"}},
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			"image":        map[string]any{"url": "http://192.168.100.2/images/ubuntu.qcow2", "checksum": "http://192.168.100.2/images/ubuntu.qcow2.sha256sum", "checksumType": "sha256", "format": "qcow2"},
+			"dataTemplate": map[string]any{"name": "mgmt-md0-metadata"}}}},
+	}}
+	b.Run("Compact", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Compact(template); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	c, err := Compact(template)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Expand", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := Expand(c.DeepCopy()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -32,7 +32,7 @@ type memoEntry struct {
 	err             error
 	// manifest is rel's manifest, compressed (pack), and manifestLen its
 	// length; rel.Manifest is empty.
-	manifest    []byte
+	manifest    string
 	manifestLen int
 }
 

@@ -49,7 +49,7 @@ func TestPackedManifest(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(got.Manifest).To(BeEmpty())
 
-	corrupt := &memoEntry{rel: &Release{Name: "broken", Namespace: "capi", Version: 2}, manifest: []byte{0xff, 0x00}, manifestLen: 10}
+	corrupt := &memoEntry{rel: &Release{Name: "broken", Namespace: "capi", Version: 2}, manifest: "\xff\x00", manifestLen: 10}
 	_, err = corrupt.result()
 	g.Expect(err).To(MatchError(ContainSubstring("capi/broken.v2")))
 }

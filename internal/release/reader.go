@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/internal/packed"
 )
 
 // Source is how a Reader reaches one cluster's Helm storage. A HelmRelease
@@ -186,8 +188,8 @@ func (e *memoEntry) result() (*Release, error) {
 		return nil, e.err
 	}
 	cp := *e.rel
-	if e.manifest != nil {
-		m, err := inflate(e.manifest, e.manifestLen)
+	if e.manifest != "" {
+		m, err := packed.Inflate(e.manifest, e.manifestLen)
 		if err != nil {
 			return nil, fmt.Errorf("failed to read the memoized manifest of release %s: %w", cp.Ref(), err)
 		}

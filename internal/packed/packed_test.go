@@ -1,0 +1,73 @@
+package packed
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+// TestRoundTrip: whatever is deflated inflates to the same string, with or
+// without its length, concurrently (the pools are shared), and the empty
+// string stays empty. JSON like a template's compresses.
+func TestRoundTrip(t *testing.T) {
+	g := NewWithT(t)
+	template := `{"metadata":{"annotations":{"meta.helm.sh/release-name":"c0001","meta.helm.sh/release-namespace":"fleet-0001"},` +
+		`"labels":{"app.kubernetes.io/managed-by":"Helm"}},"spec":{"template":{"spec":{"image":{"checksum":"http://192.168.100.2/images/ubuntu.qcow2.sha256sum",` +
+		`"checksumType":"sha256","format":"qcow2","url":"http://192.168.100.2/images/ubuntu.qcow2"}}}}}`
+	inputs := []string{"", "x", template, strings.Repeat(template, 50), "\xff\x00 not utf-8"}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for _, in := range inputs {
+				p, err := Deflate(in)
+				g.Expect(err).NotTo(HaveOccurred())
+				for _, n := range []int{0, len(in)} {
+					out, err := Inflate(p, n)
+					g.Expect(err).NotTo(HaveOccurred())
+					g.Expect(out).To(Equal(in))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	p, err := Deflate(template)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(len(p)).To(BeNumerically("<", len(template)*3/4), "%d bytes deflated from %d", len(p), len(template))
+}
+
+// TestInflateCorrupt: what Deflate did not make is an error, not a panic
+// or a partial string.
+func TestInflateCorrupt(t *testing.T) {
+	g := NewWithT(t)
+	for _, p := range []string{"\xff\x00", "{not compressed}"} {
+		out, err := Inflate(p, 10)
+		g.Expect(err).To(MatchError(ContainSubstring("failed to decompress")))
+		g.Expect(out).To(BeEmpty())
+	}
+}
+
+// FuzzInflate: no input makes Inflate panic, and what it inflates
+// deflates and inflates back to itself.
+func FuzzInflate(f *testing.F) {
+	for _, s := range []string{"", "abc", "{\"a\":1}"} {
+		p, _ := Deflate(s)
+		f.Add(p)
+	}
+	f.Add("\xff\x00")
+	f.Fuzz(func(t *testing.T, p string) {
+		out, err := Inflate(p, 0)
+		if err != nil {
+			return
+		}
+		again, err := Deflate(out)
+		if err != nil {
+			t.Fatalf("deflate: %v", err)
+		}
+		back, err := Inflate(again, len(out))
+		if err != nil || back != out {
+			t.Fatalf("round trip of %q: %q, %v", out, back, err)
+		}
+	})
+}
