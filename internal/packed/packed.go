@@ -20,20 +20,27 @@ import (
 )
 
 // writers and readers reuse flate's compressors (about 1 MB of state each)
-// and decompressors (a 32 KB window each): allocating one per string would
-// cost more than the string.
-var writers, readers sync.Pool
+// and decompressors (a 32 KB window each), and buffers the compressors'
+// output: allocating them per string would cost more than the string.
+var writers, readers, buffers sync.Pool
 
 // Deflate returns s compressed, as a string: a string is shared, not
-// copied, by the deep copies informers and caches make.
+// copied, by the deep copies informers and caches make. The string is
+// allocated at its size: the compressor writes into a reused buffer, which
+// grows by doubling, and whose slack would otherwise stay with the string.
 func Deflate(s string) (string, error) {
-	var b strings.Builder
+	b, ok := buffers.Get().(*bytes.Buffer)
+	if !ok {
+		b = new(bytes.Buffer)
+	}
+	b.Reset()
+	defer buffers.Put(b)
 	w, ok := writers.Get().(*flate.Writer)
 	if ok {
-		w.Reset(&b)
+		w.Reset(b)
 	} else {
 		var err error
-		if w, err = flate.NewWriter(&b, flate.BestSpeed); err != nil {
+		if w, err = flate.NewWriter(b, flate.BestSpeed); err != nil {
 			return "", fmt.Errorf("failed to start compressing: %w", err)
 		}
 	}
@@ -44,7 +51,7 @@ func Deflate(s string) (string, error) {
 	if err := w.Close(); err != nil {
 		return "", fmt.Errorf("failed to compress: %w", err)
 	}
-	return b.String(), nil
+	return string(b.Bytes()), nil
 }
 
 // Inflate returns what Deflate compressed into p. n is the length of the
