@@ -71,3 +71,35 @@ func FuzzInflate(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDeflate: compressing a release manifest of the benchmark
+// fleet's size (about 2 KB) and inflating it, with the pooled compressor
+// and decompressor.
+func BenchmarkDeflate(b *testing.B) {
+	var m strings.Builder
+	for i := range 7 {
+		m.WriteString("---\n# Source: cluster/templates/m3mt.yaml\napiVersion: infrastructure.cluster.x-k8s.io/v1beta1\nkind: Metal3MachineTemplate\n")
+		m.WriteString("metadata:\n  name: workers-" + strings.Repeat("x", i) + "\nspec:\n  template:\n    spec:\n      image: {url: http://192.168.100.2/images/ubuntu.qcow2, checksumType: sha256}\n")
+	}
+	manifest := m.String()
+	b.Run("Deflate", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Deflate(manifest); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	p, err := Deflate(manifest)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Inflate", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Inflate(p, len(manifest)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
