@@ -51,7 +51,7 @@ func Deflate(s string) (string, error) {
 	if err := w.Close(); err != nil {
 		return "", fmt.Errorf("failed to compress: %w", err)
 	}
-	return string(b.Bytes()), nil
+	return b.String(), nil
 }
 
 // Inflate returns what Deflate compressed into p. n is the length of the
