@@ -55,7 +55,7 @@ func Deflate(s string) (string, error) {
 }
 
 // Inflate returns what Deflate compressed into p. n is the length of the
-// original when known (the result is allocated once), or 0.
+// original when known, which sizes the buffer it is read into, or 0.
 func Inflate(p string, n int) (string, error) {
 	var r io.ReadCloser
 	if v, ok := readers.Get().(io.ReadCloser); ok {
