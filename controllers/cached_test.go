@@ -15,6 +15,7 @@ import (
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
 // countingReader counts the reads that reach the API server.
@@ -66,8 +67,11 @@ func (w *world) cachedVersions() map[string][]string {
 // cachedReader builds the informers production reads the local cluster
 // from (controllers.newReadCache), for every kind this suite's worlds hold,
 // with the release Secrets' metadata selected by owner=helm. Reads of
-// anything else reach the API server and are counted.
-func (w *world) cachedReader() *apply.CachedReader {
+// anything else reach the API server and are counted. With narrowed, the
+// informers of the kinds a release renders (plan.Narrowable) hold only the
+// objects it matches, as with --object-label-selector; this suite's worlds
+// have no holders, so one cache with that default selector serves them.
+func (w *world) cachedReader(narrowed labels.Selector) *apply.CachedReader {
 	secretMeta := &metav1.PartialObjectMetadata{}
 	secretMeta.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
 	templates, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
@@ -76,7 +80,7 @@ func (w *world) cachedReader() *apply.CachedReader {
 	// slimmed to what a pass reads of them.
 	c, err := ctrlcache.New(w.tgt.Config, ctrlcache.Options{Scheme: w.tgt.Client.Scheme(), ByObject: map[client.Object]ctrlcache.ByObject{
 		secretMeta: {Label: labels.SelectorFromSet(labels.Set{"owner": "helm"})},
-	}, DefaultTransform: apply.SlimTransform(templates.Match)})
+	}, DefaultTransform: apply.SlimTransform(templates.Match), DefaultLabelSelector: narrowed})
 	w.g.Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
 	w.t.Cleanup(cancel)
@@ -89,7 +93,11 @@ func (w *world) cachedReader() *apply.CachedReader {
 		schema.GroupKind{Group: "bootstrap.cluster.x-k8s.io", Kind: "KubeadmConfigTemplate"}) {
 		kinds[gk] = true
 	}
-	return &apply.CachedReader{Cache: recordingCache{Reader: c, w: w}, Live: countingReader{Reader: w.tgt.Client, w: w}, Kinds: kinds, SecretMetadata: true}
+	r := &apply.CachedReader{Cache: recordingCache{Reader: c, w: w}, Live: countingReader{Reader: w.tgt.Client, w: w}, Kinds: kinds, SecretMetadata: true}
+	if narrowed != nil {
+		r.Narrowed, r.Selector = func(gk schema.GroupKind) bool { return plan.Narrowable(gk, templates.Match(gk)) }, narrowed
+	}
+	return r
 }
 
 // settle runs passes until one writes nothing, as the workqueue would after

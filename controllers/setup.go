@@ -8,6 +8,7 @@ import (
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	"github.com/prometheus/client_golang/prometheus"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -35,6 +36,10 @@ import (
 type Config struct {
 	// Kinds are the template kinds (--template-kinds).
 	Kinds *manifest.KindMatcher
+	// ObjectLabelSelector (--object-label-selector), when not empty, narrows
+	// the read cache's templates, consumers and Clusters to the objects it
+	// matches; the rest are read live.
+	ObjectLabelSelector labels.Selector
 	// MaxManifestBytes bounds the release manifest (--max-manifest-bytes).
 	MaxManifestBytes int
 	// MaxReleaseCacheBytes bounds the decoded releases kept between passes
@@ -88,7 +93,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	if err != nil {
 		return WatchKinds{}, fmt.Errorf("failed to create the REST mapper: %w", err)
 	}
-	cached, readCache, err := newReadCache(mgr, kinds, cfg.Kinds, served)
+	cached, readCache, err := newReadCache(mgr, kinds, cfg.Kinds, served, cfg.ObjectLabelSelector)
 	if err != nil {
 		return WatchKinds{}, err
 	}
