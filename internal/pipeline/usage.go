@@ -149,7 +149,7 @@ func (p *pass) readLineage(ctx context.Context, u *usage, listed map[manifest.ID
 		from = nil
 		for _, id := range ids {
 			known[id] = true
-			o, err := apply.Get(ctx, p.target.Read(), id.GroupKind.WithVersion(released[id.GroupKind].Version), id.Namespace, id.Name)
+			o, err := apply.Get(ctx, p.target.Read(), id.WithVersion(released[id.GroupKind].Version), id.Namespace, id.Name)
 			if err != nil {
 				return err
 			}
