@@ -76,16 +76,43 @@ func FleetManifest(v testenv.ChartValues) string {
 // HelmRelease gets the whole status helm-controller leaves after an
 // install, then spec.driftDetection.mode warn.
 func CreateFleet(ctx context.Context, e *testenv.Env, n int, interval time.Duration, chart *ChartServer, render func(testenv.ChartValues) string) error {
-	desired := render(testenv.Management)
-	pivoted := render(testenv.Bootstrap)
+	return createFleet(ctx, e, n, 1, interval, chart, render)
+}
+
+// createFleet is CreateFleet; with more than one shard, every object of
+// release i carries the label of its shard (ShardKey, ShardOf), in the live
+// objects and in the stored manifest, as a HelmRelease's
+// spec.commonMetadata.labels puts it on every object it renders.
+func createFleet(ctx context.Context, e *testenv.Env, n, shards int, interval time.Duration, chart *ChartServer, render func(testenv.ChartValues) string) error {
+	desired := []string{render(testenv.Management)}
+	pivoted := []string{render(testenv.Bootstrap)}
+	if shards > 1 {
+		d, p := desired[0], pivoted[0]
+		desired, pivoted = nil, nil
+		for k := range shards {
+			dk, err := withLabel(d, ShardKey, ShardName(k))
+			if err != nil {
+				return err
+			}
+			pk, err := withLabel(p, ShardKey, ShardName(k))
+			if err != nil {
+				return err
+			}
+			desired, pivoted = append(desired, dk), append(pivoted, pk)
+		}
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(setupWorkers)
 	for i := range n {
-		live := desired
-		if Drifted(i) {
-			live = pivoted
+		k := 0
+		if shards > 1 {
+			k = ShardOf(i, shards)
 		}
-		g.Go(func() error { return createRelease(ctx, e, Namespace(i), live, desired, "csa", interval, chart) })
+		live := desired[k]
+		if Drifted(i) {
+			live = pivoted[k]
+		}
+		g.Go(func() error { return createRelease(ctx, e, Namespace(i), live, desired[k], "csa", interval, chart) })
 	}
 	return g.Wait()
 }

@@ -168,7 +168,7 @@ func (r *run) createFleet(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := CreateFleet(ctx, r.env, r.n, r.cfg.Resync, r.chart, r.fleet.Render); err != nil {
+	if err := createFleet(ctx, r.env, r.n, r.target.Shards, r.cfg.Resync, r.chart, r.fleet.Render); err != nil {
 		return err
 	}
 	if err := labelShards(ctx, r.env.Client, r.n, r.target.Shards); err != nil {

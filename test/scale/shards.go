@@ -8,7 +8,9 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/templatedrift/template-drift-controller/test/harness"
 )
@@ -33,10 +35,40 @@ func shardFlags(k, shards int) []string {
 	if shards <= 1 {
 		return nil
 	}
-	return []string{"--watch-label-selector=" + ShardKey + " in (" + ShardName(k) + ")"}
+	selector := ShardKey + " in (" + ShardName(k) + ")"
+	return []string{"--watch-label-selector=" + selector, "--object-label-selector=" + selector}
 }
 
-// labelShards labels every HelmRelease of the fleet with its shard.
+// withLabel returns manifest with the label key=value on every object.
+func withLabel(manifest, key, value string) (string, error) {
+	docs := strings.Split(manifest, "\n---\n")
+	out := make([]string, 0, len(docs))
+	for _, d := range docs {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(d), &m); err != nil {
+			return "", fmt.Errorf("failed to label a fleet manifest document: %w", err)
+		}
+		if len(m) == 0 {
+			continue
+		}
+		u := unstructured.Unstructured{Object: m}
+		labels := u.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[key] = value
+		u.SetLabels(labels)
+		b, err := yaml.Marshal(u.Object)
+		if err != nil {
+			return "", fmt.Errorf("failed to label a fleet manifest document: %w", err)
+		}
+		out = append(out, string(b))
+	}
+	return strings.Join(out, "\n---\n"), nil
+}
+
+// labelShards labels every HelmRelease of the fleet with its shard, and
+// sets the label in its spec.commonMetadata.labels.
 func labelShards(ctx context.Context, c client.Client, n, shards int) error {
 	if shards <= 1 {
 		return nil
@@ -48,7 +80,10 @@ func labelShards(ctx context.Context, c client.Client, n, shards int) error {
 			hr := &helmv2.HelmRelease{}
 			hr.SetNamespace(Namespace(i))
 			hr.SetName(releaseName)
-			patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, ShardKey, ShardName(ShardOf(i, shards)))
+			// The objects carry the label already (createFleet):
+			// spec.commonMetadata is what puts it there on a cluster.
+			shard := ShardName(ShardOf(i, shards))
+			patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}},"spec":{"commonMetadata":{"labels":{%q:%q}}}}`, ShardKey, shard, ShardKey, shard)
 			if err := c.Patch(ctx, hr, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
 				return fmt.Errorf("failed to label %s/%s with its shard: %w", hr.Namespace, hr.Name, err)
 			}
