@@ -17,12 +17,14 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/controllers"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/report"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
@@ -120,21 +122,25 @@ func TestManagerNarrowedReadCache(t *testing.T) {
 	g := w.g
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// TestManagerWatches runs a controller of the same name in this process.
+	skip := true
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:                 testenv.Scheme(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Cache:                  ctrlcache.Options{DefaultTransform: controllers.TrimHelmRelease()},
+		Controller:             ctrlconfig.Controller{SkipNameValidation: &skip},
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	recorder, err := events.NewRecorder(ctrl.Log, "", api.ControllerName, events.WithManager(mgr))
 	g.Expect(err).NotTo(HaveOccurred())
 	kinds, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
 	g.Expect(err).NotTo(HaveOccurred())
+	reg := prometheus.NewRegistry()
 	_, err = controllers.Setup(ctx, mgr, controllers.Config{
 		Kinds: kinds, DeleteWait: 5 * time.Second, ResyncInterval: 10 * time.Minute,
 		ObjectLabelSelector: labels.SelectorFromSet(labels.Set{"shard": "one"}),
-		Events:              recorder, Metrics: prometheus.NewRegistry(), MaxConcurrentReconciles: 2,
+		Events:              recorder, Metrics: reg, MaxConcurrentReconciles: 2,
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	done := make(chan error)
@@ -147,6 +153,8 @@ func TestManagerNarrowedReadCache(t *testing.T) {
 	t.Log("templates outside the selector are read live and healed")
 	g.Eventually(url, 20*time.Second, 200*time.Millisecond).Should(Equal(mgmt.ImageURL))
 	g.Eventually(func() string { return reasonOf(w.condition()) }, 10*time.Second, 200*time.Millisecond).Should(Equal(api.DriftCorrectedReason))
+	g.Expect(counterValue(g, reg, report.UncachedReadsMetric, "kind", "Metal3MachineTemplate")).To(BeNumerically(">", 0),
+		"the reads outside the selector are counted")
 
 	t.Log("a template with the label is watched through the narrowed informers")
 	m3mt := w.get(m3, "Metal3MachineTemplate", "mgmt-md0")
@@ -158,4 +166,24 @@ func TestManagerNarrowedReadCache(t *testing.T) {
 	start := time.Now()
 	g.Eventually(url, 10*time.Second, 100*time.Millisecond).Should(Equal(mgmt.ImageURL))
 	t.Logf("drift on a labelled template was healed in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// counterValue is the value of the counter name whose label key is value
+// in reg; 0 when it has no such series.
+func counterValue(g Gomega, reg *prometheus.Registry, name, key, value string) float64 {
+	families, err := reg.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == key && l.GetValue() == value {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
+	"github.com/templatedrift/template-drift-controller/internal/report"
 )
 
 // newReadCache builds the informers a pass reads the local cluster from,
@@ -31,8 +32,9 @@ import (
 // With objects (--object-label-selector), the kinds a release renders
 // (plan.Narrowable) come from informers that hold only the objects it
 // matches (splitCache), and a get of one of them that the cache does not
-// hold reads live (apply.CachedReader.Narrowed).
-func newReadCache(mgr ctrl.Manager, kinds WatchKinds, templates *manifest.KindMatcher, mapper apimeta.RESTMapper, objects labels.Selector) (*apply.CachedReader, ctrlcache.Cache, error) {
+// hold reads live (apply.CachedReader.Narrowed), counted in metrics when it
+// finds the object.
+func newReadCache(mgr ctrl.Manager, kinds WatchKinds, templates *manifest.KindMatcher, mapper apimeta.RESTMapper, objects labels.Selector, metrics *report.Metrics) (*apply.CachedReader, ctrlcache.Cache, error) {
 	if len(kinds.Read) == 0 && !kinds.SecretMetadata && !kinds.CustomResourceDefinitions {
 		return nil, nil, nil
 	}
@@ -58,7 +60,7 @@ func newReadCache(mgr ctrl.Manager, kinds WatchKinds, templates *manifest.KindMa
 		read[gk] = true
 	}
 	return &apply.CachedReader{Cache: c, Live: mgr.GetAPIReader(), Kinds: read, SecretMetadata: kinds.SecretMetadata,
-		Narrowed: narrowed, Selector: objects}, c, nil
+		Narrowed: narrowed, Selector: objects, Uncached: metrics.ReadUncached}, c, nil
 }
 
 // newInformerCache builds one informer cache of the read cache; with

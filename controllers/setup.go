@@ -93,7 +93,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	if err != nil {
 		return WatchKinds{}, fmt.Errorf("failed to create the REST mapper: %w", err)
 	}
-	cached, readCache, err := newReadCache(mgr, kinds, cfg.Kinds, served, cfg.ObjectLabelSelector)
+	metrics := report.NewMetrics(cfg.Metrics)
+	metrics.InitKinds(templateKinds(kinds.Watch, cfg.Kinds))
+	cached, readCache, err := newReadCache(mgr, kinds, cfg.Kinds, served, cfg.ObjectLabelSelector, metrics)
 	if err != nil {
 		return WatchKinds{}, err
 	}
@@ -130,8 +132,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 			return WatchKinds{}, fmt.Errorf("failed to add the release warm-up: %w", err)
 		}
 	}
-	metrics := report.NewMetrics(cfg.Metrics)
-	metrics.InitKinds(templateKinds(kinds.Watch, cfg.Kinds))
 	r := &HelmReleaseReconciler{
 		Client: mgr.GetClient(),
 		Engine: &pipeline.Engine{Kinds: cfg.Kinds, Releases: releases,

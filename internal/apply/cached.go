@@ -47,6 +47,9 @@ type CachedReader struct {
 	// (ListsMayMiss, Outside).
 	Narrowed func(schema.GroupKind) bool
 	Selector labels.Selector
+	// Uncached, when set, is told the kind of each object a get found live
+	// after the narrowed cache did not hold it.
+	Uncached func(kind string)
 
 	mu sync.RWMutex
 	// read are the kinds and versions read from Cache so far: each has an
@@ -120,7 +123,13 @@ func (r *CachedReader) getCached(ctx context.Context, key client.ObjectKey, obj 
 	defer cancel()
 	if err := r.Cache.Get(cctx, key, obj, opts...); err != nil {
 		if apierrors.IsNotFound(err) && r.narrowed(obj) {
-			return live.Get(ctx, key, obj, opts...)
+			if err := live.Get(ctx, key, obj, opts...); err != nil {
+				return err
+			}
+			if r.Uncached != nil {
+				r.Uncached(obj.GetObjectKind().GroupVersionKind().Kind)
+			}
+			return nil
 		}
 		return fmt.Errorf("from the informer cache: %w", err)
 	}

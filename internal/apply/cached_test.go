@@ -114,8 +114,9 @@ func (m *missing) Get(ctx context.Context, key client.ObjectKey, obj client.Obje
 
 // TestCachedReaderNarrowed: a get of a narrowed kind that the informers do
 // not hold reads live, since the object may be one the label selector
-// does not match; a get of any other kind believes the cache; a list is
-// served by the cache alone, and ListsMayMiss says it may miss objects.
+// does not match, and one found there is counted (Uncached); a get of any
+// other kind believes the cache; a list is served by the cache alone, and
+// ListsMayMiss says it may miss objects.
 func TestCachedReaderNarrowed(t *testing.T) {
 	m3mt := schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Kind: "Metal3MachineTemplate"}
 	ms := schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "MachineSet"}
@@ -127,18 +128,22 @@ func TestCachedReaderNarrowed(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	cache, live := &missing{}, &recorder{}
+	var uncached []string
 	r := &apply.CachedReader{Cache: cache, Live: live,
 		Kinds:    map[schema.GroupKind]bool{m3mt.GroupKind(): true, ms.GroupKind(): true},
-		Narrowed: func(gk schema.GroupKind) bool { return gk == m3mt.GroupKind() }}
+		Narrowed: func(gk schema.GroupKind) bool { return gk == m3mt.GroupKind() },
+		Uncached: func(kind string) { uncached = append(uncached, kind) }}
 	g.Expect(r.ListsMayMiss()).To(BeTrue())
 
 	g.Expect(r.Get(ctx, client.ObjectKey{Namespace: "mgmt", Name: "workers"}, obj(m3mt))).To(Succeed())
 	g.Expect(cache.calls).To(Equal([]string{"get Metal3MachineTemplate"}))
 	g.Expect(live.calls).To(Equal([]string{"get Metal3MachineTemplate"}))
+	g.Expect(uncached).To(Equal([]string{"Metal3MachineTemplate"}), "an object found outside the cache is counted")
 
 	err := r.Get(ctx, client.ObjectKey{Namespace: "mgmt", Name: "workers-abc"}, obj(ms))
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a kind the cache holds whole is not read again: %v", err)
 	g.Expect(live.calls).To(HaveLen(1))
+	g.Expect(uncached).To(HaveLen(1))
 
 	l := &unstructured.UnstructuredList{}
 	l.SetGroupVersionKind(m3mt.GroupVersion().WithKind("Metal3MachineTemplateList"))

@@ -84,6 +84,9 @@ func (p *pass) decideTemplate(ctx context.Context, m *unstructured.Unstructured,
 	if in.ReplacementName, err = plan.RotatedName(m.GetName(), desired.Object["spec"]); err != nil {
 		return plan.TemplatePlan{}, err
 	}
+	if !plan.ReadsReplacement(in) {
+		return plan.DecideTemplate(in), nil
+	}
 	if in.Replacement, err = apply.Get(ctx, c, m.GroupVersionKind(), m.GetNamespace(), in.ReplacementName); err != nil {
 		return plan.TemplatePlan{}, err
 	}

@@ -68,6 +68,8 @@ func TestChoose(t *testing.T) {
 				g := NewWithT(t)
 				s, ok := plan.Choose(row.requested, row.dry, col.helm)
 				g.Expect(choice{s, ok}).To(Equal(row.want[i]))
+				in := plan.TemplateInput{Requested: row.requested, DryRun: row.dry, Helm: col.helm}
+				g.Expect(plan.ReadsReplacement(in)).To(Equal(row.want[i] == rotate), "the replacement is read only for a rotation")
 			})
 		}
 	}

@@ -104,6 +104,16 @@ func DecideTemplate(in TemplateInput) TemplatePlan {
 	return decideRotation(p, in)
 }
 
+// ReadsReplacement reports whether DecideTemplate reads in.Replacement: only
+// when the template rotates. A pass looks for the replacement only then:
+// where the read cache is narrowed to a label selector, a replacement the
+// cache does not hold is asked of the API server, one request for every
+// drifted template corrected in place otherwise.
+func ReadsReplacement(in TemplateInput) bool {
+	strategy, ok := Choose(in.Requested, in.DryRun, in.Helm)
+	return ok && strategy == StrategyRotate
+}
+
 // decideRotation completes the plan of a template that rotates: a
 // replacement that exists and differs is a failure (a name collision, or
 // someone edited it); otherwise the writes still missing, or, when the
