@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/controllers"
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
@@ -67,21 +68,18 @@ func (w *world) cachedVersions() map[string][]string {
 // cachedReader builds the informers production reads the local cluster
 // from (controllers.newReadCache), for every kind this suite's worlds hold,
 // with the release Secrets' metadata selected by owner=helm. Reads of
-// anything else reach the API server and are counted. With narrowed, the
-// informers of the kinds a release renders (plan.Narrowable) hold only the
-// objects it matches, as with --object-label-selector; this suite's worlds
-// have no holders, so one cache with that default selector serves them.
+// anything else reach the API server and are counted. With narrowed, as
+// with --object-label-selector, the kinds a release renders (plan.Narrowable)
+// come from a second informer cache that holds only the objects it matches,
+// the holders from the first (controllers.NewSplitCache).
 func (w *world) cachedReader(narrowed labels.Selector) *apply.CachedReader {
-	secretMeta := &metav1.PartialObjectMetadata{}
-	secretMeta.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
 	templates, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
 	w.g.Expect(err).NotTo(HaveOccurred())
-	// As the controller's read cache: the Clusters, consumers and holders
-	// slimmed to what a pass reads of them.
-	c, err := ctrlcache.New(w.tgt.Config, ctrlcache.Options{Scheme: w.tgt.Client.Scheme(), ByObject: map[client.Object]ctrlcache.ByObject{
-		secretMeta: {Label: labels.SelectorFromSet(labels.Set{"owner": "helm"})},
-	}, DefaultTransform: apply.SlimTransform(templates.Match), DefaultLabelSelector: narrowed})
-	w.g.Expect(err).NotTo(HaveOccurred())
+	c := w.informerCache(templates, nil)
+	isNarrowed := func(gk schema.GroupKind) bool { return plan.Narrowable(gk, templates.Match(gk)) }
+	if narrowed != nil {
+		c = controllers.NewSplitCache(c, w.informerCache(templates, narrowed), isNarrowed)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.t.Cleanup(cancel)
 	go func() { _ = c.Start(ctx) }()
@@ -95,9 +93,42 @@ func (w *world) cachedReader(narrowed labels.Selector) *apply.CachedReader {
 	}
 	r := &apply.CachedReader{Cache: recordingCache{Reader: c, w: w}, Live: countingReader{Reader: w.tgt.Client, w: w}, Kinds: kinds, SecretMetadata: true}
 	if narrowed != nil {
-		r.Narrowed, r.Selector = func(gk schema.GroupKind) bool { return plan.Narrowable(gk, templates.Match(gk)) }, narrowed
+		r.Narrowed, r.Selector = isNarrowed, narrowed
 	}
 	return r
+}
+
+// informerCache is one informer cache of cachedReader: as the controller's,
+// the Clusters, consumers and holders slimmed to what a pass reads of them;
+// with selector, only the objects it matches.
+func (w *world) informerCache(templates *manifest.KindMatcher, selector labels.Selector) ctrlcache.Cache {
+	secretMeta := &metav1.PartialObjectMetadata{}
+	secretMeta.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
+	c, err := ctrlcache.New(w.tgt.Config, ctrlcache.Options{Scheme: w.tgt.Client.Scheme(), ByObject: map[client.Object]ctrlcache.ByObject{
+		secretMeta: {Label: labels.SelectorFromSet(labels.Set{"owner": "helm"})},
+	}, DefaultTransform: apply.SlimTransform(templates.Match), DefaultLabelSelector: selector})
+	w.g.Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+// settleSecondRotation upgrades the locked release to a new image, settles,
+// and checks the end state of a second rotation away from the replacement
+// first: every consumer on the new replacement, first cleaned up, nothing
+// duplicated, the release in sync. It returns the new replacement's name.
+func settleSecondRotation(w *world, first string) string {
+	w.t.Helper()
+	g := w.g
+	w.storeAndRecord(2, "deployed", render(withImage(lockedRelease, v2Image)))
+	w.settle()
+	second := w.get(m3, "LockedMachineTemplate", "mgmt-cp").GetAnnotations()[api.SupersededByAnnotation]
+	g.Expect(second).NotTo(Equal(first))
+	for _, rp := range refPaths {
+		g.Expect(str(w.get(rp.apiVersion, rp.kind, rp.name), rp.path...)).To(Equal(second))
+	}
+	w.expectGone(m3, "LockedMachineTemplate", first)
+	g.Expect(w.list(m3, "LockedMachineTemplate")).To(HaveLen(2), "the original and the second replacement, no duplicate")
+	g.Expect(w.condition().Status).To(Equal(metav1.ConditionTrue), w.condition().Message)
+	return second
 }
 
 // settle runs passes until one writes nothing, as the workqueue would after
@@ -145,16 +176,7 @@ func TestCachedReads(t *testing.T) {
 		g.Expect(str(w.get(rp.apiVersion, rp.kind, rp.name), rp.path...)).To(Equal(first))
 	}
 
-	w.storeAndRecord(2, "deployed", render(withImage(lockedRelease, v2Image)))
-	w.settle()
-	second := w.get(m3, "LockedMachineTemplate", "mgmt-cp").GetAnnotations()[api.SupersededByAnnotation]
-	g.Expect(second).NotTo(Equal(first))
-	for _, rp := range refPaths {
-		g.Expect(str(w.get(rp.apiVersion, rp.kind, rp.name), rp.path...)).To(Equal(second))
-	}
-	w.expectGone(m3, "LockedMachineTemplate", first)
-	g.Expect(w.list(m3, "LockedMachineTemplate")).To(HaveLen(2), "the original and the second replacement, no duplicate")
-	g.Expect(w.condition().Status).To(Equal(metav1.ConditionTrue), w.condition().Message)
+	settleSecondRotation(w, first)
 
 	w.liveReads.Store(0)
 	before := w.versions()

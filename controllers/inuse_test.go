@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
@@ -331,34 +332,8 @@ func machineSetsNaming(g Gomega, w *world, template string) []string {
 // releasing its finalizer) once the claim is gone. With
 // templatedrift.io/prune: disabled nothing is deleted.
 func TestPruneOnlyWhenUnused(t *testing.T) {
-	t.Run("MachineSet", func(t *testing.T) {
-		w := newWorld(t, scenario{annotations: withStrategy(api.StrategyRotate), live: bootstrap, release: mgmt, applyMethod: "csa"})
-		g := w.g
-		firstMachineSet(w, "mgmt-md0")
-		w.reconcile()
-		first := expectRotated(w, m3, "Metal3MachineTemplate", "mgmt-md0").GetName()
-		g.Eventually(func(g Gomega) []string { return machineSetsNaming(g, w, first) }, managerTimeout, poll).Should(HaveLen(1),
-			"the MachineDeployment controller rolls out a MachineSet cloning from the replacement")
-		w.storeAndRecord(2, "deployed", render(withImage(mgmt, v2Image)))
-		w.reconcile()
-		second := w.get(m3, "Metal3MachineTemplate", "mgmt-md0").GetAnnotations()[api.SupersededByAnnotation]
-		g.Expect(second).NotTo(Equal(first))
-		g.Expect(str(w.get(md, "MachineDeployment", "mgmt-md0"), "spec", "template", "spec", "infrastructureRef", "name")).To(Equal(second))
-		g.Eventually(func(g Gomega) []string { return machineSetsNaming(g, w, second) }, managerTimeout, poll).Should(HaveLen(1))
-		for pass := 0; pass < 2; pass++ {
-			w.reconcile()
-		}
-		held := machineSetsNaming(w.g, w, first)
-		g.Expect(held).To(HaveLen(1), "the old MachineSet is still there (its machines never get ready here)")
-		g.Expect(w.exists(m3, "Metal3MachineTemplate", first)).To(BeTrue(), "kept: MachineSet %s clones from it", held[0])
-
-		w.deleteAndWait(md, "MachineSet", held[0])
-		w.events()
-		w.reconcile()
-		w.expectGone(m3, "Metal3MachineTemplate", first)
-		g.Expect(w.events()).To(ContainElement(HavePrefix("Normal " + api.TemplatePrunedEvent)))
-		g.Expect(w.exists(m3, "Metal3MachineTemplate", second)).To(BeTrue())
-	})
+	t.Run("MachineSet", func(t *testing.T) { pruneWhenMachineSetGone(t, false) })
+	t.Run("MachineSet, read cache narrowed to labelled objects", func(t *testing.T) { pruneWhenMachineSetGone(t, true) })
 
 	t.Run("claims", func(t *testing.T) {
 		w := newWorld(t, scenario{annotations: enabled, live: metaLive, release: metaRelease, applyMethod: "csa"})
@@ -395,6 +370,48 @@ func TestPruneOnlyWhenUnused(t *testing.T) {
 		g.Expect(w.exists(m3, "LockedMachineTemplate", first)).To(BeTrue(), "unused, but clean-up is off")
 		g.Expect(w.events()).NotTo(ContainElement(HavePrefix("Normal " + api.TemplatePrunedEvent)))
 	})
+}
+
+// pruneWhenMachineSetGone: a rotated Metal3MachineTemplate that a
+// MachineSet of the real Cluster API manager still clones from is kept
+// through a second rotation, and deleted once the MachineSet is gone. With
+// narrowed, the pass reads through a read cache narrowed to shard=one and
+// the release's objects carry that label; the MachineSets Cluster API makes
+// do not, and the read cache holds them whole.
+func pruneWhenMachineSetGone(t *testing.T, narrowed bool) {
+	var opts []option
+	if narrowed {
+		opts = append(opts, narrowedReads(labels.SelectorFromSet(labels.Set{"shard": "one"})))
+	}
+	w := newWorld(t, scenario{annotations: withStrategy(api.StrategyRotate), live: bootstrap, release: mgmt, applyMethod: "csa"}, opts...)
+	g := w.g
+	if narrowed {
+		w.labelAll(labels.Set{"shard": "one"})
+	}
+	firstMachineSet(w, "mgmt-md0")
+	w.reconcile()
+	first := expectRotated(w, m3, "Metal3MachineTemplate", "mgmt-md0").GetName()
+	g.Eventually(func(g Gomega) []string { return machineSetsNaming(g, w, first) }, managerTimeout, poll).Should(HaveLen(1),
+		"the MachineDeployment controller rolls out a MachineSet cloning from the replacement")
+	w.storeAndRecord(2, "deployed", render(withImage(mgmt, v2Image)))
+	w.reconcile()
+	second := w.get(m3, "Metal3MachineTemplate", "mgmt-md0").GetAnnotations()[api.SupersededByAnnotation]
+	g.Expect(second).NotTo(Equal(first))
+	g.Expect(str(w.get(md, "MachineDeployment", "mgmt-md0"), "spec", "template", "spec", "infrastructureRef", "name")).To(Equal(second))
+	g.Eventually(func(g Gomega) []string { return machineSetsNaming(g, w, second) }, managerTimeout, poll).Should(HaveLen(1))
+	for pass := 0; pass < 2; pass++ {
+		w.reconcile()
+	}
+	held := machineSetsNaming(w.g, w, first)
+	g.Expect(held).To(HaveLen(1), "the old MachineSet is still there (its machines never get ready here)")
+	g.Expect(w.exists(m3, "Metal3MachineTemplate", first)).To(BeTrue(), "kept: MachineSet %s clones from it", held[0])
+
+	w.deleteAndWait(md, "MachineSet", held[0])
+	w.events()
+	w.reconcile()
+	w.expectGone(m3, "Metal3MachineTemplate", first)
+	g.Expect(w.events()).To(ContainElement(HavePrefix("Normal " + api.TemplatePrunedEvent)))
+	g.Expect(w.exists(m3, "Metal3MachineTemplate", second)).To(BeTrue())
 }
 
 func withMetadataIP(v values, ip string) values {

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,13 +47,7 @@ func TestManagerWatches(t *testing.T) {
 	hr.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(values)}
 	g.Expect(env.Client.Update(ctx, hr)).To(Succeed())
 
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 testenv.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  ctrlcache.Options{DefaultTransform: controllers.TrimHelmRelease()},
-	})
-	g.Expect(err).NotTo(HaveOccurred())
+	mgr := newTestManager(g, env.Config)
 	recorder, err := events.NewRecorder(ctrl.Log, "", api.ControllerName, events.WithManager(mgr))
 	g.Expect(err).NotTo(HaveOccurred())
 	kinds, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
@@ -105,6 +100,23 @@ func TestManagerWatches(t *testing.T) {
 	g.Expect(apimeta.FindStatusCondition(hr.Status.Conditions, api.TemplatesInSyncCondition)).NotTo(BeNil())
 }
 
+// newTestManager is a manager as the binary builds one (its scheme, the
+// HelmRelease cache's transform), with its metrics and probes off. Several
+// tests of this process run a controller of the same name: the name's
+// uniqueness check is off.
+func newTestManager(g Gomega, cfg *rest.Config) ctrl.Manager {
+	skip := true
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 testenv.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  ctrlcache.Options{DefaultTransform: controllers.TrimHelmRelease()},
+		Controller:             ctrlconfig.Controller{SkipNameValidation: &skip},
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	return mgr
+}
+
 func reasonOf(c *metav1.Condition) string {
 	if c == nil {
 		return ""
@@ -122,16 +134,7 @@ func TestManagerNarrowedReadCache(t *testing.T) {
 	g := w.g
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// TestManagerWatches runs a controller of the same name in this process.
-	skip := true
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 testenv.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  ctrlcache.Options{DefaultTransform: controllers.TrimHelmRelease()},
-		Controller:             ctrlconfig.Controller{SkipNameValidation: &skip},
-	})
-	g.Expect(err).NotTo(HaveOccurred())
+	mgr := newTestManager(g, env.Config)
 	recorder, err := events.NewRecorder(ctrl.Log, "", api.ControllerName, events.WithManager(mgr))
 	g.Expect(err).NotTo(HaveOccurred())
 	kinds, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)

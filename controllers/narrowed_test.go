@@ -7,8 +7,6 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-
-	"github.com/templatedrift/template-drift-controller/api"
 )
 
 // TestNarrowedReads runs the rotation, the second rotation and the
@@ -40,28 +38,10 @@ func TestNarrowedReads(t *testing.T) {
 	g.Expect(w.reconcile()).To(Equal(0))
 	g.Expect(w.versions()).To(Equal(before))
 
-	w.storeAndRecord(2, "deployed", render(withImage(lockedRelease, v2Image)))
-	w.settle()
-	second := w.get(m3, "LockedMachineTemplate", "mgmt-cp").GetAnnotations()[api.SupersededByAnnotation]
-	g.Expect(second).NotTo(Equal(first))
-	for _, rp := range refPaths {
-		g.Expect(str(w.get(rp.apiVersion, rp.kind, rp.name), rp.path...)).To(Equal(second))
-	}
-	w.expectGone(m3, "LockedMachineTemplate", first)
-	g.Expect(w.list(m3, "LockedMachineTemplate")).To(HaveLen(2), "the original and the second replacement, no duplicate")
-	g.Expect(w.condition().Status).To(Equal(metav1.ConditionTrue), w.condition().Message)
+	second := settleSecondRotation(w, first)
 
 	t.Log("with the label on every object, a steady-state pass reads from the informers only")
-	for _, k := range [][2]string{
-		{m3, "Metal3MachineTemplate"}, {m3, "Metal3DataTemplate"}, {m3, "LockedMachineTemplate"},
-		{md, "MachineDeployment"}, {md, "Cluster"}, {cp, "KubeadmControlPlane"},
-		{"controlplane.cluster.x-k8s.io/v1beta1", "RKE2ControlPlane"}, {"bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfigTemplate"},
-	} {
-		for _, o := range w.list(k[0], k[1]) {
-			o.SetLabels(labels.Merge(o.GetLabels(), labels.Set{"shard": "one"}))
-			g.Expect(w.tgt.Client.Update(w.ctx, &o)).To(Succeed())
-		}
-	}
+	w.labelAll(labels.Set{"shard": "one"})
 	before = w.versions()
 	g.Eventually(func() int32 {
 		w.liveReads.Store(0)
@@ -98,4 +78,33 @@ func TestNarrowedReads(t *testing.T) {
 	g.Expect(w.tgt.Client.Update(w.ctx, repl)).To(Succeed())
 	g.Eventually(func() bool { w.reconcile(); return w.exists(m3, "LockedMachineTemplate", second) }, 10*time.Second, 200*time.Millisecond).Should(BeFalse())
 	g.Expect(w.condition().Status).To(Equal(metav1.ConditionTrue), w.condition().Message)
+}
+
+// labelAll adds set to the labels of every object of the world's template,
+// consumer and Cluster kinds, as spec.commonMetadata.labels would.
+func (w *world) labelAll(set labels.Set) {
+	w.t.Helper()
+	for _, k := range [][2]string{
+		{m3, "Metal3MachineTemplate"}, {m3, "Metal3DataTemplate"}, {m3, "LockedMachineTemplate"},
+		{md, "MachineDeployment"}, {md, "Cluster"}, {cp, "KubeadmControlPlane"},
+		{"controlplane.cluster.x-k8s.io/v1beta1", "RKE2ControlPlane"}, {"bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfigTemplate"},
+	} {
+		for _, o := range w.list(k[0], k[1]) {
+			o.SetLabels(labels.Merge(o.GetLabels(), set))
+			w.g.Expect(w.tgt.Client.Update(w.ctx, &o)).To(Succeed())
+		}
+	}
+}
+
+// TestNarrowedInPlaceReadsNothingLive: with every object of the release
+// labelled, a pass that corrects templates in place reads nothing from the
+// API server: it looks for a rotation's replacement (a name the narrowed
+// cache does not hold, so a live get) only when the template rotates
+// (plan.ReadsReplacement).
+func TestNarrowedInPlaceReadsNothingLive(t *testing.T) {
+	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa"}, narrowedReads(labels.SelectorFromSet(labels.Set{"shard": "one"})))
+	w.labelAll(labels.Set{"shard": "one"})
+	w.g.Expect(w.reconcile()).To(BeNumerically(">", 0), "the pass corrects")
+	w.g.Expect(str(w.get(m3, "Metal3MachineTemplate", "mgmt-md0"), "spec", "template", "spec", "image", "url")).To(Equal(mgmt.ImageURL))
+	w.g.Expect(w.liveReads.Load()).To(BeZero(), "no read outside the informers")
 }

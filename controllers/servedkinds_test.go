@@ -22,8 +22,6 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/controllers"
@@ -114,11 +112,7 @@ func TestServedKinds(t *testing.T) {
 	cfg := rest.CopyConfig(e.Config)
 	reqs := &requestLog{}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { reqs.next = rt; return reqs })
-	// TestManagerWatches runs a controller of the same name in this process.
-	skip := true
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: ctrlconfig.Controller{SkipNameValidation: &skip}})
-	g.Expect(err).NotTo(HaveOccurred())
+	mgr := newTestManager(g, cfg)
 	recorder, err := events.NewRecorder(ctrl.Log, "", api.ControllerName, events.WithManager(mgr))
 	g.Expect(err).NotTo(HaveOccurred())
 	kinds, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)

@@ -54,15 +54,10 @@ spec:
       infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: Metal3MachineTemplate, name: `+infra+`}
 `)
 	}
-	crossNamespace := fromYAML(t, `
-apiVersion: cluster.x-k8s.io/v1beta1
-kind: MachineDeployment
-metadata: {name: other, namespace: mgmt}
-spec:
-  template:
-    spec:
-      infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: Metal3MachineTemplate, name: x, namespace: elsewhere}
-`)
+	crossNamespace := md("x")
+	if err := unstructured.SetNestedField(crossNamespace.Object, "elsewhere", "spec", "template", "spec", "infrastructureRef", "namespace"); err != nil {
+		t.Fatal(err)
+	}
 	m3mtUsing := func(name, data string, ann map[string]string) *unstructured.Unstructured {
 		o := fromYAML(t, `
 apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
