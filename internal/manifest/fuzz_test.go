@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,19 +14,33 @@ import (
 
 // FuzzSplit: any manifest either splits into named, namespaced objects or
 // fails with ErrManifestInvalid or ErrManifestTooLarge; it never panics.
+// Prepare fails for the same manifests, and the objects of its prepared
+// form are Split's, value for value.
 func FuzzSplit(f *testing.F) {
 	f.Add("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
 	f.Add("---\n# Source: x\napiVersion: infrastructure.cluster.x-k8s.io/v1beta1\nkind: Metal3MachineTemplate\nmetadata: {name: m, namespace: n}\nspec: {template: {spec: {image: {url: u}}}}\n---\n")
 	f.Add("kind: [")
 	f.Add("---\n---\n\n---")
 	f.Add("apiVersion: a/b/c\nkind: K\nmetadata: {name: x}")
+	f.Add("apiVersion: v1\nkind: K\nmetadata: {name: x}\nspec: {a: 1.0, b: 1e21, c: 0.1, d: -0, e: \"<&>\\n\", f: ~, g: [1, \"2\", yes], 3: x}")
 	f.Fuzz(func(t *testing.T, manifest string) {
 		objs, err := Split(manifest, "ns", 1<<16)
+		prepared, prepErr := Prepare(manifest, "ns", 1<<16)
+		if (err == nil) != (prepErr == nil) {
+			t.Fatalf("Split and Prepare disagree: %v, %v", err, prepErr)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrManifestInvalid) && !errors.Is(err, ErrManifestTooLarge) {
 				t.Fatalf("unexpected error class: %v", err)
 			}
 			return
+		}
+		again, err := prepared.Objects()
+		if err != nil {
+			t.Fatalf("prepared form does not decode: %v", err)
+		}
+		if !reflect.DeepEqual(again, objs) {
+			t.Fatalf("prepared objects differ:\n%v\n%v", again, objs)
 		}
 		for _, o := range objs {
 			if o.GetName() == "" || o.GetNamespace() == "" || o.GetKind() == "" {

@@ -184,3 +184,42 @@ func TestSortByRoleOrdersReferencedFirst(t *testing.T) {
 	g.Expect(c.Consumers[0].GetKind()).To(Equal("MachineDeployment"))
 	g.Expect(c.Clusters).To(HaveLen(1))
 }
+
+// TestPrepared: the prepared form gives Split's objects, in Split's order,
+// value for value (numbers, escapes, nulls, non-string keys included), one
+// object a line; an empty manifest prepares to nothing; a manifest Split
+// refuses, Prepare refuses the same way; text Prepare did not make fails
+// to decode with ErrManifestInvalid.
+func TestPrepared(t *testing.T) {
+	g := NewWithT(t)
+	text := `---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: Metal3MachineTemplate
+metadata: {name: workers}
+spec: {a: 1.0, b: 1e21, c: 0.1, d: "<&>\n", e: ~, f: [1, "2", true], 3: x}
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata: {name: c, namespace: other}
+`
+	want, err := Split(text, "rel-ns", 0)
+	g.Expect(err).NotTo(HaveOccurred())
+	p, err := Prepare(text, "rel-ns", 0)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(strings.Count(string(p), "\n")).To(Equal(2))
+	got, err := p.Objects()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got).To(Equal(want))
+	g.Expect(got[1].GetNamespace()).To(Equal("rel-ns"))
+
+	empty, err := Prepare("---\n", "ns", 0)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(empty).To(BeEmpty())
+
+	_, err = Prepare("kind: [", "ns", 0)
+	g.Expect(err).To(MatchError(ErrManifestInvalid))
+	_, err = Prepare(text, "ns", 10)
+	g.Expect(err).To(MatchError(ErrManifestTooLarge))
+	_, err = Prepared("{\"kind\":").Objects()
+	g.Expect(err).To(MatchError(ErrManifestInvalid))
+}

@@ -44,8 +44,8 @@ func IDOf(obj *unstructured.Unstructured) ID {
 // result is ordered by kind then namespace/name, so every pass sees the same
 // order.
 func Split(manifest, releaseNamespace string, maxBytes int) ([]*unstructured.Unstructured, error) {
-	if maxBytes > 0 && len(manifest) > maxBytes {
-		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrManifestTooLarge, len(manifest), maxBytes)
+	if err := CheckSize(len(manifest), maxBytes); err != nil {
+		return nil, err
 	}
 	docs := releaseutil.SplitManifests(manifest)
 	keys := make([]string, 0, len(docs))
@@ -69,6 +69,15 @@ func Split(manifest, releaseNamespace string, maxBytes int) ([]*unstructured.Uns
 	}
 	sort.SliceStable(out, func(i, j int) bool { return IDOf(out[i]).String() < IDOf(out[j]).String() })
 	return out, nil
+}
+
+// CheckSize returns ErrManifestTooLarge for a manifest of n bytes above
+// maxBytes (0: no limit).
+func CheckSize(n, maxBytes int) error {
+	if maxBytes > 0 && n > maxBytes {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrManifestTooLarge, n, maxBytes)
+	}
+	return nil
 }
 
 func parseDocument(doc string) (*unstructured.Unstructured, error) {

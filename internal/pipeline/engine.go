@@ -204,7 +204,7 @@ func (e *Engine) target(ctx context.Context, req Request) (*apply.Target, error)
 
 // split cuts a release's manifest into the objects the pipeline works on.
 func (e *Engine) split(rel *release.Release) (manifest.Objects, error) {
-	all, err := manifest.Split(rel.Manifest, rel.Namespace, e.MaxManifestBytes)
+	all, err := rel.Objects(e.MaxManifestBytes)
 	if err != nil {
 		return manifest.Objects{}, fmt.Errorf("failed to read manifest of release %s: %w", rel.Ref(), err)
 	}

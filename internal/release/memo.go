@@ -30,10 +30,12 @@ type memoEntry struct {
 	resourceVersion string
 	rel             *Release
 	err             error
-	// manifest is rel's manifest, compressed (pack), and manifestLen its
-	// length; rel.Manifest is empty.
+	// manifest is rel's manifest, prepared when prepared is set, and
+	// compressed (pack); manifestLen is its length before compression.
+	// rel.Manifest is empty.
 	manifest    string
 	manifestLen int
+	prepared    bool
 }
 
 // cost is the memory the entry holds, in bytes. A Release keeps its

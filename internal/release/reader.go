@@ -16,6 +16,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/packed"
 )
 
@@ -193,7 +194,11 @@ func (e *memoEntry) result() (*Release, error) {
 		if err != nil {
 			return nil, fmt.Errorf("failed to read the memoized manifest of release %s: %w", cp.Ref(), err)
 		}
-		cp.Manifest = m
+		if e.prepared {
+			cp.Prepared = manifest.Prepared(m)
+		} else {
+			cp.Manifest = m
+		}
 	}
 	return &cp, nil
 }

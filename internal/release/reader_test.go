@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/release"
 )
 
@@ -101,7 +102,7 @@ func TestGetRoundTrip(t *testing.T) {
 			g.Expect(got.Status).To(Equal(string(tt.status)))
 			g.Expect(got.IsPending()).To(Equal(tt.status == common.StatusPendingUpgrade))
 			g.Expect(got.ApplyMethod).To(Equal(tt.method))
-			g.Expect(got.Manifest).To(Equal(testManifest))
+			expectTestManifest(g, got)
 			g.Expect(got.ChartName).To(Equal("cluster"))
 			g.Expect(got.ChartVersion).To(Equal("1.2.1"))
 			g.Expect(got.Ref()).To(Equal("capi/" + tt.name + ".v1"))
@@ -123,12 +124,12 @@ func TestGetMemo(t *testing.T) {
 	first, err := r.Get(t.Context(), src, ns, "app", 1)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(release.DecodeCount(r)).To(BeEquivalentTo(1))
-	first.Manifest = "changed by the caller"
+	first.Prepared = "changed by the caller"
 
 	second, err := r.Get(t.Context(), src, ns, "app", 1)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(release.DecodeCount(r)).To(BeEquivalentTo(1), "an unchanged Secret is not decoded again")
-	g.Expect(second.Manifest).To(Equal(testManifest), "callers get copies")
+	expectTestManifest(g, second) // callers get copies
 	g.Expect(second.Status).To(Equal("pending-install"))
 
 	rls.Info.Status = common.StatusDeployed
@@ -392,7 +393,7 @@ func TestGetIn(t *testing.T) {
 	meta.gets, meta.lists = 0, 0
 	got, err := r.GetIn(t.Context(), src, ns, "app", 1, stored)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(got.Manifest).To(Equal(testManifest))
+	expectTestManifest(g, got)
 	g.Expect(meta.gets).To(BeZero(), "the memo is looked up with the listed metadata")
 	g.Expect(release.DecodeCount(r)).To(BeEquivalentTo(1))
 
@@ -411,4 +412,17 @@ func TestGetIn(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(got.Version).To(Equal(2))
 	g.Expect(meta.gets).To(Equal(1), "a version the listing lacks is read as Get reads it")
+}
+
+// expectTestManifest checks that rel holds testManifest, prepared: its
+// objects are what splitting testManifest gives, and a caller that reads
+// them does not parse YAML again.
+func expectTestManifest(g Gomega, rel *release.Release) {
+	g.ExpectWithOffset(1, rel.Prepared).NotTo(BeEmpty(), "the manifest is prepared")
+	g.ExpectWithOffset(1, rel.Manifest).To(BeEmpty(), "only the prepared form is kept")
+	want, err := manifest.Split(testManifest, rel.Namespace, 0)
+	g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	got, err := rel.Objects(0)
+	g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	g.ExpectWithOffset(1, got).To(Equal(want))
 }

@@ -7,6 +7,9 @@ import (
 
 	"helm.sh/helm/v4/pkg/release/common"
 	helmv1 "helm.sh/helm/v4/pkg/release/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 )
 
 // Release is the plain-data view of one stored Helm release the pipeline
@@ -22,8 +25,18 @@ type Release struct {
 	Version     int
 	Status      string // helm common.Status, e.g. "deployed", "failed", "pending-upgrade"
 	ApplyMethod string // helm v4 apply_method: "csa", "ssa" or "" (releases written by Helm 3)
-	Manifest    string
-	Digest      string // helm-controller snapshot digest ("sha256:<hex>"), computed exactly as helm-controller v1.6.4 does
+	// Manifest is the release's manifest as Helm stored it. A release
+	// the Reader returns has it prepared instead (Prepared), unless it
+	// does not parse: Objects then reports why, on every read.
+	Manifest string
+	// Prepared is Manifest's objects, split and checked once
+	// (manifest.Prepare), so the passes that read the release again do not
+	// parse its YAML again.
+	Prepared manifest.Prepared
+	// ManifestBytes is Manifest's length, kept with Prepared: the limit
+	// Objects applies is the manifest's, not the prepared form's.
+	ManifestBytes int
+	Digest        string // helm-controller snapshot digest ("sha256:<hex>"), computed exactly as helm-controller v1.6.4 does
 
 	ChartName, ChartVersion string
 
@@ -39,6 +52,20 @@ type Release struct {
 // unambiguously in annotations, events and messages.
 func (r *Release) Ref() string {
 	return r.Namespace + "/" + r.Name + ".v" + strconv.Itoa(r.Version)
+}
+
+// Objects returns the release's objects as manifest.Split gives them, from
+// Prepared when the release has it, otherwise by splitting Manifest; a
+// manifest above maxBytes (0: no limit) fails with
+// manifest.ErrManifestTooLarge either way.
+func (r *Release) Objects(maxBytes int) ([]*unstructured.Unstructured, error) {
+	if r.Prepared != "" {
+		if err := manifest.CheckSize(r.ManifestBytes, maxBytes); err != nil {
+			return nil, err
+		}
+		return r.Prepared.Objects()
+	}
+	return manifest.Split(r.Manifest, r.Namespace, maxBytes)
 }
 
 // IsPending reports whether Helm is still writing the release

@@ -70,7 +70,13 @@ func TestDecodeFixture(t *testing.T) {
 	g.Expect(rel.ApplyMethod).To(Equal("ssa"))
 	g.Expect(rel.ChartName).To(Equal("cluster"))
 	g.Expect(rel.ChartVersion).To(Equal("1.4.2"))
-	g.Expect(rel.Manifest).To(ContainSubstring("kind: Metal3MachineTemplate"))
+	objs, err := rel.Objects(0)
+	g.Expect(err).NotTo(HaveOccurred())
+	var kinds []string
+	for _, o := range objs {
+		kinds = append(kinds, o.GetKind())
+	}
+	g.Expect(kinds).To(ContainElement("Metal3MachineTemplate"))
 	g.Expect(rel.IsPending()).To(BeFalse())
 }
 

@@ -84,7 +84,7 @@ func TestWarm(t *testing.T) {
 
 	a, err := r.Get(t.Context(), src, ns1, "a", 2)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(a.Manifest).To(Equal(testManifest))
+	expectTestManifest(g, a)
 	g.Expect(a.Status).To(Equal("deployed"))
 	c, err := r.Get(t.Context(), src, ns2, "c", 1)
 	g.Expect(err).NotTo(HaveOccurred())
