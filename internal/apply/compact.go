@@ -16,7 +16,7 @@ import (
 )
 
 // compactField is the field of a compact object that holds, as one JSON
-// string compressed (packed.Deflate), everything Compact does not keep
+// string compressed with its length (packed.DeflateSized), everything Compact does not keep
 // decoded; ownerField holds its Helm release as "namespace/name", from
 // Helm's ownership annotations.
 const (
@@ -77,7 +77,7 @@ func Compact(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to compact %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 	}
-	packedRest, err := packed.Deflate(string(b))
+	packedRest, err := packed.DeflateSized(string(b))
 	if err != nil {
 		return nil, fmt.Errorf("failed to compact %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 	}
@@ -137,14 +137,14 @@ func Expand(u *unstructured.Unstructured) error {
 	if !ok {
 		return nil
 	}
-	s, err := packed.Inflate(p, 0)
+	b, err := packed.InflateSized(p)
 	if err != nil {
 		return fmt.Errorf("failed to expand %s %s/%s from the read cache: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 	}
 	// utiljson decodes whole numbers as int64, as the API server's
 	// objects are decoded.
 	rest := map[string]any{}
-	if err := utiljson.Unmarshal([]byte(s), &rest); err != nil {
+	if err := utiljson.Unmarshal(b, &rest); err != nil {
 		return fmt.Errorf("failed to expand %s %s/%s from the read cache: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 	}
 	delete(u.Object, compactField)

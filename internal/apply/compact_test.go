@@ -55,7 +55,7 @@ func TestCompactRoundTrip(t *testing.T) {
 	broken := c.DeepCopy()
 	broken.Object[compactField] = "{"
 	g.Expect(Expand(broken)).To(MatchError(ContainSubstring("Metal3MachineTemplate fleet/mgmt-md0")), "content that does not inflate")
-	notJSON, err := packed.Deflate("{")
+	notJSON, err := packed.DeflateSized("{")
 	g.Expect(err).NotTo(HaveOccurred())
 	broken.Object[compactField] = notJSON
 	g.Expect(Expand(broken)).To(MatchError(ContainSubstring("Metal3MachineTemplate fleet/mgmt-md0")), "content that is not JSON")

@@ -9,8 +9,9 @@ import (
 )
 
 // TestRoundTrip: whatever is deflated inflates to the same string, with or
-// without its length, concurrently (the pools are shared), and the empty
-// string stays empty. JSON like a template's compresses.
+// without its length, and sized to the same bytes, at their exact
+// capacity, concurrently (the pools are shared); the empty string stays
+// empty. JSON like a template's compresses.
 func TestRoundTrip(t *testing.T) {
 	g := NewWithT(t)
 	template := `{"metadata":{"annotations":{"meta.helm.sh/release-name":"c0001","meta.helm.sh/release-namespace":"fleet-0001"},` +
@@ -28,6 +29,12 @@ func TestRoundTrip(t *testing.T) {
 					g.Expect(err).NotTo(HaveOccurred())
 					g.Expect(out).To(Equal(in))
 				}
+				sized, err := DeflateSized(in)
+				g.Expect(err).NotTo(HaveOccurred())
+				b, err := InflateSized(sized)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(string(b)).To(Equal(in))
+				g.Expect(cap(b)).To(Equal(len(in)), "read into a buffer of its size")
 			}
 		})
 	}
@@ -38,7 +45,9 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // TestInflateCorrupt: what Deflate did not make is an error, not a panic
-// or a partial string.
+// or a partial string; so is a sized string with no length in front, a
+// length flate could not expand to (refused before it is allocated), or a
+// length other than what it inflates to.
 func TestInflateCorrupt(t *testing.T) {
 	g := NewWithT(t)
 	for _, p := range []string{"\xff\x00", "{not compressed}"} {
@@ -46,10 +55,19 @@ func TestInflateCorrupt(t *testing.T) {
 		g.Expect(err).To(MatchError(ContainSubstring("failed to decompress")))
 		g.Expect(out).To(BeEmpty())
 	}
+	plain, err := Deflate("abc")
+	g.Expect(err).NotTo(HaveOccurred())
+	sized, err := DeflateSized("abc")
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, p := range []string{"", "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", "\xff\xff\xff\x7f" + plain, "\x05" + plain, "\x03{not compressed}", sized[:len(sized)-1]} {
+		out, err := InflateSized(p)
+		g.Expect(err).To(MatchError(ContainSubstring("failed to decompress")), "%q", p)
+		g.Expect(out).To(BeEmpty())
+	}
 }
 
-// FuzzInflate: no input makes Inflate panic, and what it inflates
-// deflates and inflates back to itself.
+// FuzzInflate: no input makes Inflate or InflateSized panic, and what
+// Inflate inflates deflates and inflates back to itself, sized or not.
 func FuzzInflate(f *testing.F) {
 	for _, s := range []string{"", "abc", "{\"a\":1}"} {
 		p, _ := Deflate(s)
@@ -68,6 +86,16 @@ func FuzzInflate(f *testing.F) {
 		back, err := Inflate(again, len(out))
 		if err != nil || back != out {
 			t.Fatalf("round trip of %q: %q, %v", out, back, err)
+		}
+		sized, err := DeflateSized(out)
+		if err != nil {
+			t.Fatalf("deflate sized: %v", err)
+		}
+		if b, err := InflateSized(sized); err != nil || string(b) != out {
+			t.Fatalf("sized round trip of %q: %q, %v", out, b, err)
+		}
+		if b, err := InflateSized(p); err == nil && len(b) > len(p)*maxRatio {
+			t.Fatalf("%d bytes from %d", len(b), len(p))
 		}
 	})
 }
