@@ -66,6 +66,9 @@ func WriteBreakdowns(w io.Writer, runs []Result) {
 		if f := r.Floor; f != nil {
 			fmt.Fprintf(w, "; write floor %s for the same %d writes (%d workers, QPS %g, burst %d): %.2f×", seconds(f.Seconds), f.Writes, f.Workers, f.QPS, f.Burst, f.Ratio)
 		}
+		if m := r.GoMemory; m != nil {
+			fmt.Fprintf(w, "; at the window's end RSS %s: %s", mebibytes(r.Memory.RSS), m)
+		}
 		fmt.Fprintln(w)
 	}
 }

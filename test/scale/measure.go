@@ -103,9 +103,11 @@ func (r *run) pending(ctx context.Context) (map[string]int, error) {
 	return notInSync(list), nil
 }
 
+// helmReleases lists the fleet's HelmReleases from the harness's informer,
+// without copies: the callers only read them.
 func (r *run) helmReleases(ctx context.Context) ([]helmv2.HelmRelease, error) {
 	var list helmv2.HelmReleaseList
-	if err := r.env.Client.List(ctx, &list); err != nil {
+	if err := r.hrs.List(ctx, &list); err != nil {
 		return nil, err
 	}
 	if len(list.Items) != r.n {
@@ -232,6 +234,13 @@ func (r *run) measureSteadyState(ctx context.Context) error {
 	r.steadyState = Window{Start: r.windowStart.at, End: r.windowEnd.at}
 	if r.res.Memory, r.res.ShardMemory, err = r.memory(); err != nil {
 		return err
+	}
+	if !r.target.IsHelmController() {
+		m, err := ReadGoMemory(r.metricsAddr)
+		if err != nil {
+			return err
+		}
+		r.res.GoMemory = &m
 	}
 	return r.saveSteadyHeap(ctx)
 }

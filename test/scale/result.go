@@ -82,6 +82,10 @@ type Result struct {
 	// with shards, the sum of theirs, and ShardMemory each one's.
 	Memory      harness.Memory   `json:"memory"`
 	ShardMemory []harness.Memory `json:"shardMemory,omitempty"`
+	// GoMemory is where the (first) controller's memory goes at the
+	// window's end, as its Go runtime reports it; nil for a controller
+	// whose metrics do not say.
+	GoMemory *GoMemory `json:"goMemory,omitempty"`
 	// Shards is how many processes of the add-on shared the fleet.
 	Shards int `json:"shards,omitempty"`
 

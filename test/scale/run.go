@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 	"github.com/templatedrift/template-drift-controller/test/harness"
 )
@@ -61,6 +63,11 @@ type run struct {
 	// Valid after createFleet, for helm-controller: the chart server.
 	chart *ChartServer
 
+	// Valid after watchHelmReleases: the harness's informer of the
+	// HelmReleases, which the convergence is judged from, and what stops it.
+	hrs       client.Reader
+	stopWatch func()
+
 	// Valid after startController: the controller's processes and their
 	// metrics addresses (one each without shards), metricsAddr the first
 	// one's (the profiles are read from it), and when they were started.
@@ -99,6 +106,7 @@ func Run(ctx context.Context, cfg Config, t Target, fleet Fleet, n int, dir stri
 		{"start the control plane", r.startControlPlane},
 		{"create the fleet", r.createFleet},
 		{"sample the idle API server", r.sampleIdle},
+		{"watch the HelmReleases", r.watchHelmReleases},
 		{"start the controller", r.startController},
 		{"converge", r.converge},
 		{"measure the steady state", r.measureSteadyState},
@@ -238,6 +246,9 @@ func (r *run) stop(ok bool) {
 		<-r.profiled
 	}
 	r.stopShards()
+	if r.stopWatch != nil {
+		r.stopWatch()
+	}
 	r.chart.Close()
 	if r.env != nil {
 		if err := r.env.Stop(); err != nil {
