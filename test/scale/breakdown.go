@@ -64,7 +64,7 @@ func WriteBreakdowns(w io.Writer, runs []Result) {
 			r.N, r.Fleet, r.Controller, seconds(r.ConvergenceSeconds), r.ConvergenceRequests.Total, r.ConvergenceRequests.Writes(), r.ConvergenceRequests.DryRuns(),
 			r.ConvergenceRequests.Total-r.ConvergenceRequests.Writes()-r.ConvergenceRequests.DryRuns(), b.Reconciles, seconds(b.ReconcileSeconds), seconds(b.QueueSeconds), seconds(b.CPUSeconds))
 		if f := r.Floor; f != nil {
-			fmt.Fprintf(w, "; write floor %s for the same %d writes (%d workers, QPS %g, burst %d): %.2f×", seconds(f.Seconds), f.Writes, f.Workers, f.QPS, f.Burst, f.Ratio)
+			fmt.Fprintf(w, "; write floor %s for the same %d writes (%d workers, %s): %.2f×", seconds(f.Seconds), f.Writes, f.Workers, f.limit(), f.Ratio)
 		}
 		if m := r.GoMemory; m != nil {
 			fmt.Fprintf(w, "; at the window's end RSS %s: %s", mebibytes(r.Memory.RSS), m)

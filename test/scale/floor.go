@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fluxcd/cli-utils/pkg/flowcontrol"
 	"golang.org/x/sync/errgroup"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -42,8 +43,20 @@ type Floor struct {
 	Workers int     `json:"workers"`
 	QPS     float32 `json:"qps"`
 	Burst   int     `json:"burst"`
+	// Unlimited says the replay's client had no rate limit, as the
+	// controller's has none when the API server has API Priority and
+	// Fairness: QPS and Burst are then the flags', not applied.
+	Unlimited bool `json:"unlimited,omitempty"`
 	// Ratio is the add-on's convergence over Seconds.
 	Ratio float64 `json:"ratio"`
+}
+
+// limit is the replay client's rate limit, as the summary prints it.
+func (f Floor) limit() string {
+	if f.Unlimited {
+		return "no client rate limit: API Priority and Fairness"
+	}
+	return fmt.Sprintf("QPS %g, burst %d", f.QPS, f.Burst)
 }
 
 // The controller's defaults for the flags the replay copies.
@@ -236,11 +249,12 @@ func (r *run) measureFloor(ctx context.Context) error {
 	if err := CreateFleet(ctx, env, r.n, r.cfg.Resync, nil, r.fleet.Render); err != nil {
 		return err
 	}
-	seconds, err := sendReplays(ctx, kubeconfig, replays, workers, qps, burst)
+	seconds, unlimited, err := sendReplays(ctx, kubeconfig, replays, workers, qps, burst)
 	if err != nil {
 		return err
 	}
-	r.res.Floor = &Floor{Writes: len(replays), Seconds: seconds, Workers: workers, QPS: qps, Burst: burst, Ratio: r.res.ConvergenceSeconds / seconds}
+	r.res.Floor = &Floor{Writes: len(replays), Seconds: seconds, Workers: workers, QPS: qps, Burst: burst, Unlimited: unlimited,
+		Ratio: r.res.ConvergenceSeconds / seconds}
 	return nil
 }
 
@@ -310,12 +324,22 @@ func (l *limitedClients) get(key string) (*rest.RESTClient, error) {
 // workers goroutines, each namespace's writes in order by one of them,
 // and returns the seconds from the first to the last answer. A write
 // the server refuses fails the measure.
-func sendReplays(ctx context.Context, kubeconfig string, replays []Replay, workers int, qps float32, burst int) (float64, error) {
+func sendReplays(ctx context.Context, kubeconfig string, replays []Replay, workers int, qps float32, burst int) (seconds float64, unlimited bool, err error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		return 0, err
+		return 0, false, err
+	}
+	// The controller's client is built as every Flux controller's
+	// (fluxcd/pkg/runtime/client.GetConfigOrDie): without a rate limit
+	// where the API server has API Priority and Fairness, which then
+	// shares it out; with --kube-api-qps and --kube-api-burst otherwise.
+	if unlimited, err = flowcontrol.IsEnabled(ctx, cfg); err != nil {
+		return 0, false, fmt.Errorf("failed to ask whether the API server has API Priority and Fairness: %w", err)
 	}
 	cfg.QPS, cfg.Burst = qps, burst
+	if unlimited {
+		cfg.QPS, cfg.Burst = -1, -1
+	}
 	// The controller's client does not print the API server's warnings
 	// (deprecated versions) either.
 	cfg.WarningHandler = rest.NoWarnings{}
@@ -359,10 +383,10 @@ func sendReplays(ctx context.Context, kubeconfig string, replays []Replay, worke
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if start.IsZero() {
-		return 0, fmt.Errorf("no write to replay")
+		return 0, false, fmt.Errorf("no write to replay")
 	}
-	return time.Since(start).Seconds(), nil
+	return time.Since(start).Seconds(), unlimited, nil
 }

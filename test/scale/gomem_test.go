@@ -47,3 +47,10 @@ func TestWriteBreakdowns(t *testing.T) {
 	g.Expect(b.String()).To(ContainSubstring("N=5000 full template-drift-controller: converged in 108s with 3 requests"))
 	g.Expect(b.String()).To(ContainSubstring("; at the window's end RSS 292 MiB: heap in use 150 MiB, heap retained 40 MiB, stacks 2 MiB, next GC at 200 MiB, from the OS 300 MiB\n"))
 }
+
+// TestFloorLimit: the summary says which rate limit the replay had.
+func TestFloorLimit(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(Floor{QPS: 50, Burst: 300}.limit()).To(Equal("QPS 50, burst 300"))
+	g.Expect(Floor{QPS: 50, Burst: 300, Unlimited: true}.limit()).To(Equal("no client rate limit: API Priority and Fairness"))
+}
