@@ -30,7 +30,8 @@ func (nopReader) List(context.Context, client.ObjectList, ...client.ListOption) 
 // and version (a list by its item kind), so the controller can watch it;
 // typed reads (Secrets) tell nothing, and a spec.kubeConfig target never
 // does: the controller watches only its own cluster. Expect tells the same
-// before the reads.
+// before the reads, and ExpectKinds the kinds a pass will list that its
+// release has no object of.
 func TestTargetsNoticeReads(t *testing.T) {
 	g := NewWithT(t)
 	var seen []schema.GroupVersionKind
@@ -57,6 +58,12 @@ func TestTargetsNoticeReads(t *testing.T) {
 	mdObj.SetGroupVersionKind(md)
 	local.Expect([]*unstructured.Unstructured{u}, nil, []*unstructured.Unstructured{mdObj})
 	g.Expect(seen).To(Equal([]schema.GroupVersionKind{m3mt, md}))
+	// ExpectKinds tells kinds no object of the release has, which the
+	// pass will list.
+	seen = nil
+	mp := schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "MachinePool"}
+	local.ExpectKinds(mp, md)
+	g.Expect(seen).To(Equal([]schema.GroupVersionKind{mp, md}))
 
 	seen = nil
 	tenant, err := targets.For(context.Background(), &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "cluster", Namespace: "tenant"},
@@ -75,5 +82,6 @@ func TestTargetsNoticeReads(t *testing.T) {
 	seen = nil
 	_ = remote.Read().Get(context.Background(), client.ObjectKey{Namespace: "fleet", Name: "workers"}, u)
 	remote.Expect([]*unstructured.Unstructured{u, mdObj})
+	remote.ExpectKinds(mp)
 	g.Expect(seen).To(BeEmpty())
 }

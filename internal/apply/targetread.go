@@ -2,6 +2,7 @@ package apply
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -35,6 +36,19 @@ func (t *Target) Expect(objects ...[]*unstructured.Unstructured) {
 		for _, o := range group {
 			t.notice(o.GroupVersionKind())
 		}
+	}
+}
+
+// ExpectKinds is Expect for kinds and versions the pass will list that no
+// object of its release has: each watch a first read starts waits for its
+// informer's initial list, so those started one read after another add
+// their waits up, where started together they overlap.
+func (t *Target) ExpectKinds(gvks ...schema.GroupVersionKind) {
+	if t.notice == nil {
+		return
+	}
+	for _, gvk := range gvks {
+		t.notice(gvk)
 	}
 }
 

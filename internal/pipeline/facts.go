@@ -84,6 +84,7 @@ func (p *pass) gatherStorage(ctx context.Context, facts *plan.Facts) error {
 // consumers.
 func (p *pass) gatherLive(ctx context.Context, facts *plan.Facts) error {
 	p.target.Expect(p.objs.Clusters, p.objs.Templates, p.objs.Consumers)
+	p.target.ExpectKinds(p.otherUserKinds()...)
 	var err error
 	if p.clusters, err = apply.GetAll(ctx, p.target.Read(), p.objs.Clusters); err != nil {
 		return err

@@ -123,6 +123,30 @@ func (p *pass) gatherUse(ctx context.Context) (usage, error) {
 	return u, nil
 }
 
+// otherUserKinds are the kinds and versions gatherUse lists that no
+// template or consumer of the release has: the other kinds that may use a
+// template, at the server's preferred version. gatherLive names them
+// before its first read, so their watches start with the release's own.
+// A kind the server does not serve is left out; gatherUse finds it so.
+func (p *pass) otherUserKinds() []schema.GroupVersionKind {
+	released := map[schema.GroupKind]bool{}
+	for _, group := range [][]*unstructured.Unstructured{p.objs.Templates, p.objs.Consumers} {
+		for _, o := range group {
+			released[o.GroupVersionKind().GroupKind()] = true
+		}
+	}
+	var out []schema.GroupVersionKind
+	for _, gk := range manifest.UserKinds() {
+		if released[gk] {
+			continue
+		}
+		if mapping, err := p.target.Client.RESTMapper().RESTMapping(gk); err == nil {
+			out = append(out, mapping.GroupVersionKind)
+		}
+	}
+	return out
+}
+
 // readLineage reads one by one, when the pass's lists may have missed
 // objects (a narrowed read cache), the templates the release's consumers
 // and templates reference and the originals of the replacements found

@@ -67,7 +67,11 @@ func WriteBreakdowns(w io.Writer, runs []Result) {
 			fmt.Fprintf(w, "; write floor %s for the same %d writes (%d workers, %s): %.2f×", seconds(f.Seconds), f.Writes, f.Workers, f.limit(), f.Ratio)
 		}
 		if m := r.GoMemory; m != nil {
-			fmt.Fprintf(w, "; at the window's end RSS %s: %s", mebibytes(r.Memory.RSS), m)
+			if len(r.ShardMemory) > 1 {
+				fmt.Fprintf(w, "; at the window's end the first shard's RSS %s: %s", mebibytes(r.ShardMemory[0].RSS), m)
+			} else {
+				fmt.Fprintf(w, "; at the window's end RSS %s: %s", mebibytes(r.Memory.RSS), m)
+			}
 		}
 		fmt.Fprintln(w)
 	}

@@ -46,6 +46,12 @@ func TestWriteBreakdowns(t *testing.T) {
 	g.Expect(strings.Count(b.String(), "\nN=")).To(Equal(1))
 	g.Expect(b.String()).To(ContainSubstring("N=5000 full template-drift-controller: converged in 108s with 3 requests"))
 	g.Expect(b.String()).To(ContainSubstring("; at the window's end RSS 292 MiB: heap in use 150 MiB, heap retained 40 MiB, stacks 2 MiB, next GC at 200 MiB, from the OS 300 MiB\n"))
+
+	// With shards, the breakdown is the first shard's, beside its own RSS.
+	addon.Memory, addon.ShardMemory = harness.Memory{RSS: 509 << 20}, []harness.Memory{{RSS: 127 << 20}, {RSS: 128 << 20}, {RSS: 126 << 20}, {RSS: 128 << 20}}
+	b.Reset()
+	WriteBreakdowns(&b, []Result{addon})
+	g.Expect(b.String()).To(ContainSubstring("; at the window's end the first shard's RSS 127 MiB: heap in use 150 MiB"))
 }
 
 // TestFloorLimit: the summary says which rate limit the replay had.
