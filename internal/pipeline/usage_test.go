@@ -20,7 +20,9 @@ import (
 // out, and the release's own kinds are named by Expect at their versions.
 func TestOtherUserKinds(t *testing.T) {
 	g := NewWithT(t)
-	gv := func(group, version string) schema.GroupVersion { return schema.GroupVersion{Group: group, Version: version} }
+	gv := func(group, version string) schema.GroupVersion {
+		return schema.GroupVersion{Group: group, Version: version}
+	}
 	var preferred []schema.GroupVersion
 	for _, group := range []string{"cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io"} {
 		preferred = append(preferred, gv(group, "v1beta2"))
