@@ -35,8 +35,9 @@ func Deflate(s string) (string, error) {
 
 // DeflateSized is Deflate with s's length in front, as a uvarint, so that
 // InflateSized reads s back into a buffer of its exact size: without it a
-// read grows its buffer by doubling, and allocates about three times what
-// it returns.
+// read grows its buffer from bytes.MinRead by doubling, and with the copy
+// into a string allocated about twice what it returned (1,024 bytes
+// against 513 for a 500-byte content).
 func DeflateSized(s string) (string, error) {
 	return deflate(s, true)
 }
