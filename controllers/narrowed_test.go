@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestNarrowedReads runs the rotation, the second rotation and the
@@ -52,8 +53,9 @@ func TestNarrowedReads(t *testing.T) {
 
 	t.Log("a replacement in use made before the label (no list shows it) is read one by one, and kept")
 	repl := w.get(m3, "LockedMachineTemplate", second)
+	base := repl.DeepCopy()
 	repl.SetLabels(nil)
-	g.Expect(w.tgt.Client.Update(w.ctx, repl)).To(Succeed())
+	g.Expect(w.tgt.Client.Patch(w.ctx, repl, client.MergeFrom(base))).To(Succeed())
 	before = w.versions()
 	for pass := 0; pass < 3; pass++ {
 		g.Expect(w.reconcile()).To(Equal(0))
@@ -90,8 +92,11 @@ func (w *world) labelAll(set labels.Set) {
 		{"controlplane.cluster.x-k8s.io/v1beta1", "RKE2ControlPlane"}, {"bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfigTemplate"},
 	} {
 		for _, o := range w.list(k[0], k[1]) {
+			// A merge patch of the labels alone: the managers write these
+			// objects too, and an update of the listed version may conflict.
+			base := o.DeepCopy()
 			o.SetLabels(labels.Merge(o.GetLabels(), set))
-			w.g.Expect(w.tgt.Client.Update(w.ctx, &o)).To(Succeed())
+			w.g.Expect(w.tgt.Client.Patch(w.ctx, &o, client.MergeFrom(base))).To(Succeed())
 		}
 	}
 }
