@@ -65,6 +65,9 @@ func WriteBreakdowns(w io.Writer, runs []Result) {
 			r.ConvergenceRequests.Total-r.ConvergenceRequests.Writes()-r.ConvergenceRequests.DryRuns(), b.Reconciles, seconds(b.ReconcileSeconds), seconds(b.QueueSeconds), seconds(b.CPUSeconds))
 		if f := r.Floor; f != nil {
 			fmt.Fprintf(w, "; write floor %s for the same %d writes (%d workers, %s): %.2f×", seconds(f.Seconds), f.Writes, f.Workers, f.limit(), f.Ratio)
+			if f.DryRuns > 0 {
+				fmt.Fprintf(w, "; the same %d dry-runs took %s more: %.2f× the two", f.DryRuns, seconds(f.DryRunSeconds), f.RequestRatio)
+			}
 		}
 		if m := r.GoMemory; m != nil {
 			if len(r.ShardMemory) > 1 {

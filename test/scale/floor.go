@@ -28,7 +28,10 @@ import (
 // controller's client settings and none of its work (no informers, no
 // decoding, no diff, no dry-run), on a fresh control plane with the same
 // fleet. The add-on's convergence over the floor is what its own work
-// costs.
+// costs. The same client first sends the add-on's dry-runs again on that
+// fleet, which they leave as it was: their time is the part of that cost
+// the design's dry-runs take, whatever the controller's code does, and the
+// rest is the controller's start, CPU and queue.
 
 // Floor is the write floor of one run.
 type Floor struct {
@@ -49,6 +52,14 @@ type Floor struct {
 	Unlimited bool `json:"unlimited,omitempty"`
 	// Ratio is the add-on's convergence over Seconds.
 	Ratio float64 `json:"ratio"`
+	// DryRuns are the add-on's dry-runs until it converged, sent again the
+	// same way before the writes, and DryRunSeconds their time.
+	DryRuns       int     `json:"dryRuns"`
+	DryRunSeconds float64 `json:"dryRunSeconds"`
+	// RequestRatio is the add-on's convergence over Seconds and
+	// DryRunSeconds: what the controller's own work costs beyond the
+	// requests it makes.
+	RequestRatio float64 `json:"requestRatio,omitempty"`
 }
 
 // limit is the replay client's rate limit, as the summary prints it.
@@ -126,10 +137,31 @@ func ConvergenceWrites(path, user string, w Window) ([]harness.Call, error) {
 	return out, err
 }
 
+// ConvergenceDryRuns reads the dry-run writes of user received in w from
+// the audit log at path, in order, refused ones too: a refusal (a locked
+// template) is the answer the add-on asked for.
+func ConvergenceDryRuns(path, user string, w Window) ([]harness.Call, error) {
+	var out []harness.Call
+	err := harness.ReadAudit(path, user, func(ev harness.Event) {
+		if ev.Stage != "ResponseComplete" || ev.User.Username != user || !w.contains(ev.RequestReceived) {
+			return
+		}
+		if !slices.Contains(writeVerbs, ev.Verb) || !ev.IsDryRun() || slices.Contains(accessReviews, ev.Verb+" "+ev.ObjectRef.Resource) {
+			return
+		}
+		out = append(out, ev.Call)
+	})
+	return out, err
+}
+
 // Replay is one write to send again.
 type Replay struct {
 	Method, URI, ContentType string
 	Body                     []byte
+	// Code is the status the API server answered the add-on with. A
+	// replay of a write the server stored must be stored again; a dry-run
+	// the server refused is refused again, with the same code.
+	Code int
 	// Namespace orders the replay: a namespace's writes are sent in order,
 	// by one worker, as one release's pass makes them.
 	Namespace string
@@ -141,7 +173,7 @@ type Replay struct {
 // a merge patch, create or update its metadata.resourceVersion and
 // metadata.uid, a delete its preconditions.
 func ReplayOf(c harness.Call) (Replay, error) {
-	r := Replay{URI: c.RequestURI, Namespace: c.ObjectRef.Namespace, ContentType: "application/json"}
+	r := Replay{URI: c.RequestURI, Namespace: c.ObjectRef.Namespace, ContentType: "application/json", Code: c.ResponseStatus.Code}
 	switch c.Verb {
 	case "create":
 		r.Method = "POST"
@@ -204,17 +236,21 @@ func (r *run) measureFloor(ctx context.Context) error {
 	if err := harness.Sleep(ctx, auditFlush); err != nil {
 		return err
 	}
-	calls, err := ConvergenceWrites(r.auditLog, r.target.User, r.convergence)
+	writes, err := ConvergenceWrites(r.auditLog, r.target.User, r.convergence)
 	if err != nil {
 		return err
 	}
-	replays := make([]Replay, 0, len(calls))
-	for _, c := range calls {
-		rp, err := ReplayOf(c)
-		if err != nil {
-			return err
-		}
-		replays = append(replays, rp)
+	dryRuns, err := ConvergenceDryRuns(r.auditLog, r.target.User, r.convergence)
+	if err != nil {
+		return err
+	}
+	replays, err := replaysOf(writes)
+	if err != nil {
+		return err
+	}
+	dryRunReplays, err := replaysOf(dryRuns)
+	if err != nil {
+		return err
 	}
 	workers, qps, burst, err := clientSettings(r.target.Flags)
 	if err != nil {
@@ -249,13 +285,44 @@ func (r *run) measureFloor(ctx context.Context) error {
 	if err := CreateFleet(ctx, env, r.n, r.cfg.Resync, nil, r.fleet.Render); err != nil {
 		return err
 	}
+	// The dry-runs go first: they store nothing, so the writes then find
+	// the fleet as the add-on found it.
+	var dryRunSeconds float64
+	if len(dryRunReplays) > 0 {
+		if dryRunSeconds, _, err = sendReplays(ctx, kubeconfig, dryRunReplays, workers, qps, burst); err != nil {
+			return err
+		}
+	}
 	seconds, unlimited, err := sendReplays(ctx, kubeconfig, replays, workers, qps, burst)
 	if err != nil {
 		return err
 	}
-	r.res.Floor = &Floor{Writes: len(replays), Seconds: seconds, Workers: workers, QPS: qps, Burst: burst, Unlimited: unlimited,
-		Ratio: r.res.ConvergenceSeconds / seconds}
+	r.res.Floor = newFloor(r.res.ConvergenceSeconds, len(replays), seconds, len(dryRunReplays), dryRunSeconds)
+	r.res.Floor.Workers, r.res.Floor.QPS, r.res.Floor.Burst, r.res.Floor.Unlimited = workers, qps, burst, unlimited
 	return nil
+}
+
+// newFloor records the replays' times against the add-on's convergence.
+func newFloor(convergence float64, writes int, seconds float64, dryRuns int, dryRunSeconds float64) *Floor {
+	f := &Floor{Writes: writes, Seconds: seconds, DryRuns: dryRuns, DryRunSeconds: dryRunSeconds}
+	if seconds > 0 {
+		f.Ratio = convergence / seconds
+		f.RequestRatio = convergence / (seconds + dryRunSeconds)
+	}
+	return f
+}
+
+// replaysOf turns audited calls into replays, in order.
+func replaysOf(calls []harness.Call) ([]Replay, error) {
+	out := make([]Replay, 0, len(calls))
+	for _, c := range calls {
+		rp, err := ReplayOf(c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rp)
+	}
+	return out, nil
 }
 
 // floorMeasured reports whether the run measures the write floor: the
@@ -322,8 +389,9 @@ func (l *limitedClients) get(key string) (*rest.RESTClient, error) {
 
 // sendReplays sends replays with the clients of qps and burst from
 // workers goroutines, each namespace's writes in order by one of them,
-// and returns the seconds from the first to the last answer. A write
-// the server refuses fails the measure.
+// and returns the seconds from the first to the last answer. An answer
+// other than the add-on's (a write refused, a refused dry-run accepted)
+// fails the measure: the replay would not be the same work.
 func sendReplays(ctx context.Context, kubeconfig string, replays []Replay, workers int, qps float32, burst int) (seconds float64, unlimited bool, err error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
@@ -374,8 +442,11 @@ func sendReplays(ctx context.Context, kubeconfig string, replays []Replay, worke
 					if rp.Body != nil {
 						req = req.Body(rp.Body)
 					}
-					if err := req.Do(gctx).Error(); err != nil {
-						return fmt.Errorf("the replay of %s %s was refused: %w", rp.Method, rp.URI, err)
+					res := req.Do(gctx)
+					var code int
+					res.StatusCode(&code)
+					if err := sameAnswer(rp, code, res.Error()); err != nil {
+						return err
 					}
 				}
 			}
@@ -389,4 +460,19 @@ func sendReplays(ctx context.Context, kubeconfig string, replays []Replay, worke
 		return 0, false, fmt.Errorf("no write to replay")
 	}
 	return time.Since(start).Seconds(), unlimited, nil
+}
+
+// sameAnswer checks that the server answered a replay as it answered the
+// add-on: stored (2xx) where it stored, refused with the same code where
+// it refused.
+func sameAnswer(rp Replay, code int, err error) error {
+	switch {
+	case rp.Code >= 200 && rp.Code < 300 && err != nil:
+		return fmt.Errorf("the replay of %s %s was refused: %w", rp.Method, rp.URI, err)
+	case (rp.Code < 200 || rp.Code >= 300) && code != rp.Code && err != nil:
+		return fmt.Errorf("the replay of %s %s got %d, the add-on got %d: %w", rp.Method, rp.URI, code, rp.Code, err)
+	case (rp.Code < 200 || rp.Code >= 300) && code != rp.Code:
+		return fmt.Errorf("the replay of %s %s got %d, the add-on got %d", rp.Method, rp.URI, code, rp.Code)
+	}
+	return nil
 }

@@ -285,12 +285,18 @@ func perRelease(r Result) string {
 }
 
 // floorCell is the write floor and the convergence over it: "12s (1.4×,
-// 2,500 writes)", or "-".
+// 2,500 writes)", then the dry-runs' time and the convergence over the two
+// when the add-on made dry-runs: "+ 3s for 1000 dry-runs (1.1×)"; or "-".
 func floorCell(r Result) string {
-	if r.Floor == nil {
+	f := r.Floor
+	if f == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%s (%.2f×, %d writes)", seconds(r.Floor.Seconds), r.Floor.Ratio, r.Floor.Writes)
+	cell := fmt.Sprintf("%s (%.2f×, %d writes)", seconds(f.Seconds), f.Ratio, f.Writes)
+	if f.DryRuns > 0 {
+		cell += fmt.Sprintf(" + %s for %d dry-runs (%.2f×)", seconds(f.DryRunSeconds), f.DryRuns, f.RequestRatio)
+	}
+	return cell
 }
 
 func mebibytes(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
