@@ -130,9 +130,12 @@ func exempt(w Write) bool {
 // when the object moved on, as for a merge patch with an optimistic lock),
 // or metadata.resourceVersion in its body; a
 // delete DeleteOptions with preconditions.uid and
-// preconditions.resourceVersion.
+// preconditions.resourceVersion. A write the server did not carry out and
+// whose body the audit log does not have cannot be judged and stored
+// nothing: a request cut off when the controller was killed (500, "client
+// disconnected") before its body was read.
 func Precondition(w Write) string {
-	if exempt(w) {
+	if exempt(w) || unread(w) {
 		return ""
 	}
 	switch w.Verb {
@@ -161,6 +164,13 @@ func Precondition(w Write) string {
 		return "a " + w.Verb + ", which no precondition can guard"
 	}
 	return ""
+}
+
+// unread reports whether w failed with no body in the audit log: the
+// server never read the request, so it wrote nothing.
+func unread(w Write) bool {
+	stored := w.ResponseStatus.Code >= 200 && w.ResponseStatus.Code < 300
+	return !stored && len(w.RequestObject) == 0
 }
 
 func bodyResourceVersion(body json.RawMessage) string {

@@ -47,6 +47,17 @@ func TestPrecondition(t *testing.T) {
 		{name: "delete with the UID only", w: write("delete", "lockedmachinetemplates", "ns", "a",
 			`{"preconditions":{"uid":"u"}}`), want: "a delete without"},
 		{name: "delete without a body", w: write("delete", "lockedmachinetemplates", "ns", "a", ``), want: "a delete without"},
+		{name: "patch cut off before its body was read (the controller killed)", w: func() Write {
+			w := write("patch", "kubeadmcontrolplanes", "ns", "a", ``)
+			w.ResponseStatus.Code = 500
+			return w
+		}()},
+		{name: "patch stored with no body logged", w: write("patch", "kubeadmcontrolplanes", "ns", "a", ``), want: "a patch that neither"},
+		{name: "refused patch without a precondition", w: func() Write {
+			w := write("patch", "kubeadmcontrolplanes", "ns", "a", `[{"op":"replace","path":"/spec/x","value":1}]`)
+			w.ResponseStatus.Code = 422
+			return w
+		}(), want: "a patch that neither"},
 		{name: "create", w: write("create", "lockedmachinetemplates", "ns", "a", `{}`)},
 		{name: "deletecollection", w: write("deletecollection", "lockedmachinetemplates", "ns", "", ``), want: "no precondition can guard"},
 		{name: "event patch is exempt", w: write("patch", "events", "ns", "e", `{"count":2}`)},
