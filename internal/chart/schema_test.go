@@ -54,6 +54,10 @@ func TestRejectsBadValues(t *testing.T) {
 		{name: "runbook URL with an anchor", values: "prometheusRule:\n  runbookBaseURL: https://example.com/runbooks#alerts", wantErr: "/prometheusRule/runbookBaseURL"},
 		{name: "dashboard namespace not a DNS label", values: "grafanaDashboard:\n  namespace: Monitoring", wantErr: "/grafanaDashboard/namespace"},
 		{name: "extra arg without dashes", values: `extraArgs: [concurrent=8]`, wantErr: "/extraArgs/0"},
+		{name: "extra env without a name", values: `extraEnv: [{value: "100"}]`, wantErr: "/extraEnv/0"},
+		{name: "extra env as a map", values: "extraEnv:\n  GOGC: '100'", wantErr: "/extraEnv"},
+		{name: "extra env with a value and a source", values: "extraEnv: [{name: A, value: b, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]", wantErr: "/extraEnv/0"},
+		{name: "extra env with a number", values: "extraEnv: [{name: GOGC, value: 100}]", wantErr: "/extraEnv/0/value"},
 		{
 			name:    "replicas without leader election",
 			values:  "replicas: 2\nleaderElection:\n  enabled: false",
