@@ -38,6 +38,15 @@ const (
 	DefaultReviewTTL = 5 * time.Minute
 	deniedReviewTTL  = 30 * time.Second
 	rulesMaxAge      = 6 * time.Hour
+	// rbacSettle bounds how long an answer asked soon after an RBAC change
+	// is kept. The controller's watch and the API server's authorizer each
+	// learn of the change from the API server's watch cache, in no set
+	// order: a review asked just after the controller saw a binding deleted
+	// may be answered by an authorizer that has not seen it yet, and kept
+	// until the next change that answer would let a revoked account read
+	// from the informers for hours (or a granted one read live). Asked
+	// again once the change has settled, the answer is the authorizer's.
+	rbacSettle = 10 * time.Second
 	// maxReviewAnswers bounds the answers kept of each sort, every
 	// account's: past it, the expired go first, then all (a manifest
 	// naming thousands of namespaces costs reviews, not memory). A fleet of
@@ -69,6 +78,8 @@ type AccessReviews struct {
 	// epoch counts the RBAC changes seen: an answer asked before the last
 	// one is not kept.
 	epoch uint64
+	// changedAt is when the last RBAC change was seen (rbacSettle).
+	changedAt time.Time
 	// watched, when set, reports whether RBAC changes are seen
 	// (RBACChanged is called for every one).
 	watched func() bool
@@ -120,6 +131,7 @@ func (a *AccessReviews) RBACChanged() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.epoch++
+	a.changedAt = a.now()
 	clear(a.answers)
 	clear(a.rules)
 }
@@ -159,8 +171,22 @@ func (a *AccessReviews) MayList(ctx context.Context, asker authorizationv1client
 	if len(a.answers) >= maxReviewAnswers {
 		sweep(a.answers, now, func(v reviewAnswer) time.Time { return v.expires })
 	}
-	a.answers[key] = reviewAnswer{allowed: allowed, expires: now.Add(ttl)}
+	a.answers[key] = reviewAnswer{allowed: allowed, expires: a.expiry(now, ttl)}
 	return allowed
+}
+
+// expiry is when an answer asked at now is asked again: after ttl, or at
+// the end of the last RBAC change's settle when now is within it. Callers
+// hold mu.
+func (a *AccessReviews) expiry(now time.Time, ttl time.Duration) time.Time {
+	expires := now.Add(ttl)
+	if a.changedAt.IsZero() {
+		return expires
+	}
+	if settled := a.changedAt.Add(rbacSettle); now.Before(settled) && settled.Before(expires) {
+		return settled
+	}
+	return expires
 }
 
 // rulesOf returns user's rules in namespace, and false when they cannot
@@ -189,7 +215,7 @@ func (a *AccessReviews) rulesOf(ctx context.Context, asker authorizationv1client
 		if len(a.rules) >= maxReviewAnswers {
 			sweep(a.rules, now, func(v rulesAnswer) time.Time { return v.expires })
 		}
-		a.rules[key] = rulesAnswer{rules: rules, complete: complete, expires: now.Add(ttl)}
+		a.rules[key] = rulesAnswer{rules: rules, complete: complete, expires: a.expiry(now, ttl)}
 	}
 	return rules, complete
 }

@@ -68,7 +68,8 @@ func (z authorizer) asker(g Gomega) authorizationv1client.AuthorizationV1Interfa
 // kept for the TTL, or until an RBAC object changes when they are watched;
 // where the rules are incomplete, could not be asked, or the question is
 // cluster-wide, an access review a kind answers, allowed kept for the TTL
-// and a denial or a failure for 30 s.
+// and a denial or a failure for 30 s. An answer asked within rbacSettle of
+// an RBAC change is asked again when it has settled.
 func TestAccessReviews(t *testing.T) {
 	never := func(*authorizationv1.ResourceAttributes) (bool, error) {
 		panic("an access review where the rules answer")
@@ -109,6 +110,12 @@ func TestAccessReviews(t *testing.T) {
 				{time.Hour, true, "a", mdResource, false, 1},
 				{time.Hour, false, "a", m3mtResource, true, 0},
 				{time.Hour + rulesMaxAge, false, "a", m3mtResource, true, 1},
+				// Asked within the settle of a change, an answer is asked
+				// again once it has settled, then kept.
+				{2*time.Hour + rulesMaxAge, true, "a", m3mtResource, true, 1},
+				{2*time.Hour + rulesMaxAge + rbacSettle - time.Second, false, "a", m3mtResource, true, 0},
+				{2*time.Hour + rulesMaxAge + rbacSettle, false, "a", m3mtResource, true, 1},
+				{3*time.Hour + rulesMaxAge + rbacSettle, false, "a", m3mtResource, true, 0},
 			},
 		},
 		{
@@ -128,6 +135,9 @@ func TestAccessReviews(t *testing.T) {
 				{time.Minute + 31*time.Second, false, "other", m3mtResource, false, 1},
 				{5 * time.Minute, false, "own", m3mtResource, true, 2},
 				{5 * time.Minute, true, "own", m3mtResource, true, 2},
+				{5*time.Minute + rbacSettle - time.Second, false, "own", m3mtResource, true, 0},
+				{5*time.Minute + rbacSettle, false, "own", m3mtResource, true, 2},
+				{6 * time.Minute, false, "own", m3mtResource, true, 0},
 			},
 		},
 		{
