@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/templatedrift/template-drift-controller/internal/apply"
 )
 
 // kindWatches watches each template and consumer kind at the versions
@@ -101,4 +103,22 @@ func (w *kindWatches) Started() []schema.GroupVersionKind {
 		out = append(out, gvk)
 	}
 	return out
+}
+
+// noticeKinds is Targets.Notice: it starts the watch of a watched kind,
+// and the informer of a kind read from the informers but not watched
+// (Clusters, MachineSets, Metal3DataClaims, Metal3Data), which would
+// otherwise start only at its first read, after the reads before it.
+func noticeKinds(log logr.Logger, w *kindWatches, cached *apply.CachedReader) func(schema.GroupVersionKind) {
+	return func(gvk schema.GroupVersionKind) {
+		w.Notice(gvk)
+		if cached == nil {
+			return
+		}
+		if err := cached.Prefetch(gvk); err != nil {
+			// The read that follows starts the informer itself and reports
+			// its error, once a pass, where this would on every notice.
+			log.V(1).Info("Cannot start loading a kind ahead of its first read; the read starts it", "kind", gvk.String(), "error", err.Error())
+		}
+	}
 }

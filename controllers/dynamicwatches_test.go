@@ -8,8 +8,11 @@ import (
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/templatedrift/template-drift-controller/internal/apply"
 )
 
 // watchRecorder is a controller that records the sources it is asked to
@@ -59,4 +62,30 @@ func TestKindWatchesStartOncePerVersion(t *testing.T) {
 	w.Notice(m3v2)
 	g.Expect(w.Started()).To(ConsistOf(m3v1, m3v2))
 	g.Expect(rec.sources).To(HaveLen(2))
+}
+
+// TestNoticeKindsStartsReadOnlyKinds: Targets.Notice starts the watch of a
+// watched kind, and the informer of a kind read but not watched (a
+// MachineSet), without a read; a kind read live starts neither.
+func TestNoticeKindsStartsReadOnlyKinds(t *testing.T) {
+	g := NewWithT(t)
+	m3 := schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Kind: "Metal3MachineTemplate"}
+	ms := schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "MachineSet"}
+	secret := schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
+	informers := &informertest.FakeInformers{}
+	cached := &apply.CachedReader{Cache: informers, Live: informers,
+		Kinds: map[schema.GroupKind]bool{m3.GroupKind(): true, ms.GroupKind(): true}}
+	w := newKindWatches(logr.Discard(), []schema.GroupVersionKind{m3}, informers, delayedEnqueue{})
+	rec := &watchRecorder{}
+	w.setController(rec)
+	notice := noticeKinds(logr.Discard(), w, cached)
+
+	notice(m3)
+	notice(ms)
+	notice(secret)
+
+	g.Expect(w.Started()).To(ConsistOf(m3), "only the watched kind gets a watch")
+	g.Expect(informers.InformersByGVK).To(HaveKey(ms), "the read-only kind's informer started without a read")
+	g.Expect(informers.InformersByGVK).NotTo(HaveKey(secret))
+	g.Expect(noticeKinds(logr.Discard(), w, nil)).NotTo(BeNil(), "no read cache: watches only")
 }

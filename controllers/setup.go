@@ -152,19 +152,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	log := mgr.GetLogger().WithName("kinds")
 	w := newKindWatches(log, kinds.Watch, readCache, r.watchHandler())
 	w.setController(c)
-	targets.Notice = func(gvk schema.GroupVersionKind) {
-		w.Notice(gvk)
-		// The kinds read but not watched (MachineSets, Metal3DataClaims,
-		// Metal3Data) start loading too when a pass names them.
-		if cached == nil {
-			return
-		}
-		if err := cached.Prefetch(gvk); err != nil {
-			// The read that follows starts the informer itself, and reports
-			// its error, once per pass, where this would on every notice.
-			log.V(1).Info("Cannot start loading a kind ahead of its first read; the read starts it", "kind", gvk.String(), "error", err.Error())
-		}
-	}
+	targets.Notice = noticeKinds(log, w, cached)
 	if kinds.CustomResourceDefinitions {
 		sk := &servedKinds{log: log, groups: servedGroups(cfg.Kinds), mapper: served, cache: readCache, reader: cached, watches: w,
 			forget: r.Engine.Confirmations.Reset,
