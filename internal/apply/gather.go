@@ -26,10 +26,10 @@ func Get(ctx context.Context, c client.Reader, gvk schema.GroupVersionKind, name
 	return live, nil
 }
 
-// currentOwners returns live's ownerReferences with each owner's current
-// UID, dropping owners that no longer exist: a replacement whose only owner
-// is gone would be garbage collected.
-func currentOwners(ctx context.Context, c client.Reader, live *unstructured.Unstructured) ([]metav1.OwnerReference, error) {
+// CurrentOwners returns live's ownerReferences with each owner's current
+// UID, dropping owners that no longer exist: a replacement (or a recreate)
+// whose only owner is gone would be garbage collected.
+func CurrentOwners(ctx context.Context, c client.Reader, live *unstructured.Unstructured) ([]metav1.OwnerReference, error) {
 	var out []metav1.OwnerReference
 	for _, ref := range live.GetOwnerReferences() {
 		gv, err := schema.ParseGroupVersion(ref.APIVersion)
@@ -49,25 +49,6 @@ func currentOwners(ctx context.Context, c client.Reader, live *unstructured.Unst
 		out = append(out, ref)
 	}
 	return out, nil
-}
-
-// clusterOwners returns non-controller ownerReferences to the release's live
-// Clusters in namespace, the owner Cluster API's controllers give templates,
-// for a template in namespace that must be created from the manifest alone.
-// An ownerReference names an object in the dependent's own namespace: one
-// naming a Cluster elsewhere would point at nothing, and the garbage
-// collector deletes an object whose owners are all absent.
-func clusterOwners(clusters []*unstructured.Unstructured, namespace string) []metav1.OwnerReference {
-	var out []metav1.OwnerReference
-	for _, cl := range clusters {
-		if cl.GetNamespace() != namespace {
-			continue
-		}
-		out = append(out, metav1.OwnerReference{
-			APIVersion: cl.GetAPIVersion(), Kind: cl.GetKind(), Name: cl.GetName(), UID: cl.GetUID(),
-		})
-	}
-	return out
 }
 
 // GetAll reads the live counterparts of objs, leaving out those that do

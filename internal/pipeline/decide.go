@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -28,6 +29,9 @@ func (p *pass) decide(ctx context.Context) error {
 	for _, m := range p.objs.Templates {
 		tp, err := p.decideTemplate(ctx, m, renames)
 		if err != nil {
+			return err
+		}
+		if err := p.readOwners(ctx, tp); err != nil {
 			return err
 		}
 		if tp.RenameTo() != "" {
@@ -95,4 +99,22 @@ func (p *pass) decideTemplate(ctx context.Context, m *unstructured.Unstructured,
 		in.ReplacementChanges, _ = diff.Confirm(raw, view, in.Replacement)
 	}
 	return plan.DecideTemplate(in), nil
+}
+
+// readOwners reads, for a template whose correction creates an object
+// that takes over its owners (a replacement, a recreate) in a pass that
+// may write, its owners as they are now (apply.CurrentOwners).
+func (p *pass) readOwners(ctx context.Context, tp plan.TemplatePlan) error {
+	if !p.res.Act || tp.Live == nil || (!tp.Needs(plan.WriteCreateReplacement) && !tp.Needs(plan.WriteDelete)) {
+		return nil
+	}
+	owners, err := apply.CurrentOwners(ctx, p.target.Client, tp.Live)
+	if err != nil {
+		return err
+	}
+	if p.owners == nil {
+		p.owners = map[manifest.ID][]metav1.OwnerReference{}
+	}
+	p.owners[tp.ID] = owners
+	return nil
 }

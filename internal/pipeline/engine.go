@@ -122,42 +122,20 @@ func (e *Engine) run(ctx context.Context, req Request) (*Result, error) {
 	return res, nil
 }
 
-// act makes the pass's writes inside the move blocks its Clusters need
-// (plan.DecideMoveBlock): the blocks first, then the corrections and the
-// clean-up, then the lift. A pass that fails after some of its writes
-// keeps its blocks: the namespace is half corrected, and the next pass,
-// which finishes the correction even if clusterctl has paused the Cluster
-// meanwhile (plan.PausedClusters), lifts them. Lifting them at once would
-// let a move that is waiting copy the half-done state, since the pause
-// gate then stops the pass that would finish it. A pass that fails before
-// any write lifts the blocks it set, not those an earlier pass left. A
-// lift that fails fails the pass, so it runs again.
+// act makes the pass's steps (plan.Script: the move blocks, the
+// corrections, the clean-up), then lifts the move blocks plan.Lifts says
+// to lift given what the steps made. A lift that fails fails the pass, so
+// it runs again.
 func (e *Engine) act(ctx context.Context, p *pass, res *Result) {
-	target := p.target
-	block := plan.DecideMoveBlock(res.Decisions, p.clusters)
-	res.Err = apply.BlockMove(ctx, target.Client, block.Block)
-	if res.Err == nil {
-		res.Writes, res.Err = apply.Act(ctx, target.Client, res.Decisions, p.planRelease(), p.clusters, e.DeleteWait)
+	script := plan.Script(res.Decisions, plan.ScriptInput{Release: p.planRelease(), Clusters: p.clusters, Owners: p.owners})
+	done := apply.Run(ctx, p.target.Client, script.Steps, e.DeleteWait)
+	res.Writes, res.Pruned, res.Err = done.Writes, done.Pruned, done.Err
+	if kept := script.KeptBlocks(done); kept > 0 {
+		log.FromContext(ctx).Info("Keeping the move block on the release's Clusters until a pass finishes the correction",
+			"clusters", kept, "error", res.Err.Error())
 	}
-	if res.Err == nil {
-		res.Pruned, res.Err = apply.Prune(ctx, target.Client, res.Prune)
-	}
-	lift := block.Unblock
-	if res.Err != nil {
-		// Only the blocks this pass set, and only when it wrote nothing
-		// under them: a block an earlier pass left marks a correction
-		// still half done.
-		lift = block.Block
-		if res.Writes+len(res.Pruned) > 0 {
-			lift = nil
-		}
-		if kept := len(block.Unblock) - len(lift); kept > 0 {
-			log.FromContext(ctx).Info("Keeping the move block on the release's Clusters until a pass finishes the correction",
-				"clusters", kept, "error", res.Err.Error())
-		}
-	}
-	if err := apply.UnblockMove(ctx, target.Client, lift); err != nil && res.Err == nil {
-		res.Err = err
+	if lifted := apply.Run(ctx, p.target.Client, script.Lifts(done), e.DeleteWait); lifted.Err != nil && res.Err == nil {
+		res.Err = lifted.Err
 	}
 }
 

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/templatedrift/template-drift-controller/internal/apply"
@@ -32,6 +33,10 @@ type pass struct {
 	// use who uses the release's templates; set by decide.
 	previous map[manifest.ID]*unstructured.Unstructured
 	use      usage
+	// owners are, by template, the owners its replacement or recreate
+	// takes over (apply.CurrentOwners); set by decide for the templates
+	// whose writes need them.
+	owners map[manifest.ID][]metav1.OwnerReference
 }
 
 func (p *pass) planRelease() plan.Release {

@@ -21,7 +21,8 @@ import (
 // carried the annotation when it listed them. So a pass sets a move block
 // (the annotation, valued api.ControllerName) on the Clusters of a
 // namespace before the first of such writes there, and lifts it when it
-// ends, whether its writes succeeded or not.
+// ends, or keeps it while a failed pass leaves the correction unfinished
+// (PassScript.Lifts).
 type MoveBlock struct {
 	// Block are the live Clusters to block before the pass's first write.
 	Block []*unstructured.Unstructured
@@ -31,25 +32,24 @@ type MoveBlock struct {
 	Unblock []*unstructured.Unstructured
 }
 
-// DecideMoveBlock decides the move blocks of one pass from its decisions
-// and the release's live Clusters. A namespace gets its Clusters blocked when the
-// pass makes more than one write there that belongs to a correction of
-// several writes: a replacement's create, a consumer's repoint, a
-// superseded-by mark or its removal, a recreate's delete and create, a
-// prune. An in-place patch, or the create of a missing template, is
-// whole in one write, and a move that copies it before or after loses
-// nothing. The writes are counted as apply.Act and apply.Prune make them:
-// the template writes up to the first template that stops the writes,
-// the repoints and marks after them only when none stops, then the
-// prunes. A Cluster that another controller blocks (another value) is
-// neither blocked again nor unblocked: the move waits for it anyway, and
-// the annotation is not the add-on's to remove. When the pass may not
-// write (Decisions.Act false), nothing is blocked and nothing unblocked.
-func DecideMoveBlock(d Decisions, clusters []*unstructured.Unstructured) MoveBlock {
-	if !d.Act {
-		return MoveBlock{}
+// DecideMoveBlock decides the move blocks of one pass from its steps
+// (without the blocks) and the release's live Clusters. A namespace gets
+// its Clusters blocked when the steps make more than one write there that
+// belongs to a correction of several writes (Step.Chained): a
+// replacement's create, a consumer's repoint, a superseded-by mark or its
+// removal, a recreate's delete and create, a prune. An in-place patch, or
+// the create of a missing template, is whole in one write, and a move that
+// copies it before or after loses nothing. A Cluster that another
+// controller blocks (another value) is neither blocked again nor
+// unblocked: the move waits for it anyway, and the annotation is not the
+// add-on's to remove.
+func DecideMoveBlock(steps []Step, clusters []*unstructured.Unstructured) MoveBlock {
+	writes := map[string]int{}
+	for _, s := range steps {
+		if s.Chained {
+			writes[s.ID.Namespace] += s.Writes()
+		}
 	}
-	writes := chainedWrites(d)
 	var out MoveBlock
 	for _, cl := range clusters {
 		if cl == nil {
@@ -69,38 +69,6 @@ func DecideMoveBlock(d Decisions, clusters []*unstructured.Unstructured) MoveBlo
 	sortByKey(out.Block)
 	sortByKey(out.Unblock)
 	return out
-}
-
-// chainedWrites counts, by namespace, the writes of a pass that belong to
-// a correction of several writes, in the order and with the stops of
-// apply.Act, then apply.Prune.
-func chainedWrites(d Decisions) map[string]int {
-	n := map[string]int{}
-	for _, t := range d.Templates {
-		if t.StopsWrites() {
-			return n
-		}
-		switch {
-		case t.Needs(WriteDelete):
-			n[t.ID.Namespace] += 2 // the recreate's delete and create
-		case t.Needs(WriteCreateReplacement):
-			n[t.ID.Namespace]++
-		}
-	}
-	for _, c := range d.Consumers {
-		if len(c.Changes) > 0 {
-			n[c.ID.Namespace]++
-		}
-	}
-	for _, t := range d.Templates {
-		if t.Needs(WriteMarkSuperseded) || t.Needs(WriteUnmark) {
-			n[t.ID.Namespace]++
-		}
-	}
-	for _, o := range d.Prune {
-		n[o.GetNamespace()]++
-	}
-	return n
 }
 
 // ClusterPaused reports whether a live Cluster is paused (spec.paused, or

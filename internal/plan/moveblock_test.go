@@ -37,11 +37,9 @@ func TestDecideMoveBlock(t *testing.T) {
 	ours := map[string]string{api.BlockMoveAnnotation: api.ControllerName}
 	theirs := map[string]string{api.BlockMoveAnnotation: "another-controller"}
 	tmpl := func(ns string, outcome plan.Outcome, writes ...plan.Write) plan.TemplatePlan {
-		return plan.TemplatePlan{ID: id(manifest.Metal3MachineTemplateKind, ns, "workers"), Outcome: outcome, Writes: writes}
+		return templatePlan(t, ns, "workers", outcome, writes...)
 	}
-	repoint := func(ns string) plan.ConsumerPlan {
-		return plan.ConsumerPlan{ID: id(manifest.MachineDeploymentKind, ns, "workers"), Changes: []diff.Change{{Path: "/spec/template/spec/infrastructureRef/name", Op: diff.OpReplace, After: "workers-1"}}}
-	}
+	repoint := func(ns string) plan.ConsumerPlan { return repointPlan(t, ns, "workers") }
 	rotation := plan.Decisions{Act: true,
 		Templates: []plan.TemplatePlan{tmpl("a", plan.OutcomeDrifted, plan.WriteCreateReplacement, plan.WriteMarkSuperseded)},
 		Consumers: []plan.ConsumerPlan{repoint("a")}}
@@ -107,11 +105,34 @@ func TestDecideMoveBlock(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			got := plan.DecideMoveBlock(tc.d, tc.clusters)
+			got := plan.Script(tc.d, plan.ScriptInput{Clusters: tc.clusters})
 			g.Expect(names(got.Block)).To(Equal(tc.block))
 			g.Expect(names(got.Unblock)).To(Equal(tc.unblocked))
 		})
 	}
+}
+
+// templatePlan is the plan of a live Metal3MachineTemplate ns/name with
+// outcome and writes, rotated to name-1 when a write needs it.
+func templatePlan(t *testing.T, ns, name string, outcome plan.Outcome, writes ...plan.Write) plan.TemplatePlan {
+	t.Helper()
+	live := liveTemplateIn(t, ns, name)
+	tp := plan.TemplatePlan{ID: manifest.IDOf(live), Outcome: outcome, Writes: writes, Desired: live.DeepCopy(), Live: live,
+		Message: "refused"}
+	for _, w := range writes {
+		if w == plan.WriteCreateReplacement || w == plan.WriteMarkSuperseded {
+			tp.Rotation = &plan.Rotation{To: name + "-1"}
+		}
+	}
+	return tp
+}
+
+// repointPlan is the plan of a live MachineDeployment ns/name repointed to
+// a replacement.
+func repointPlan(t *testing.T, ns, name string) plan.ConsumerPlan {
+	t.Helper()
+	return plan.ConsumerPlan{ID: id(manifest.MachineDeploymentKind, ns, name),
+		Changes: []diff.Change{{Path: "/spec/template/spec/infrastructureRef/name", Op: diff.OpReplace, After: name + "-1"}}}
 }
 
 // liveTemplateIn is a live Metal3MachineTemplate of namespace ns.
