@@ -78,7 +78,7 @@ func TestScriptObjects(t *testing.T) {
 	mgmt.SetUID("cluster-uid")
 	got := plan.Script(plan.Decisions{Act: true, Templates: []plan.TemplatePlan{rotate, recreate, missing}}, plan.ScriptInput{
 		Release: rel, Clusters: []*unstructured.Unstructured{mgmt, cluster(t, "b", "other", nil)},
-		Owners:  map[manifest.ID][]metav1.OwnerReference{rotate.ID: {owner}, recreate.ID: {owner}},
+		Owners: map[manifest.ID][]metav1.OwnerReference{rotate.ID: {owner}, recreate.ID: {owner}},
 	})
 	g.Expect(opsOf(got.Steps)).To(Equal([]string{"BlockMove mgmt", "Create data", "Recreate cp", "Create gone"}))
 
