@@ -1,10 +1,12 @@
-// Package apply is the only code that talks to the target cluster. It
-// gathers what the pure planners need (live objects, owners, server
-// dry-runs) and carries out their decisions (Act) with crash-safe,
-// optimistic writes. It decides nothing: internal/plan does, and
-// internal/pipeline runs the stages in order.
+// Package apply holds the target cluster's clients (impersonation, remote
+// targets, the read cache), the reads a pass's gather makes through them
+// (live objects, owners, server dry-runs), and Run, which makes the steps
+// plan.Script decided, in their order, with crash-safe, optimistic writes.
+// The only writes to a target cluster are Run's. It decides nothing:
+// internal/plan does, and internal/pipeline runs the stages in order.
+// (internal/release reads Helm storage on the target too.)
 //
-// Write order makes every strategy crash-safe and idempotent: a replacement
+// The steps' order makes every strategy crash-safe and idempotent: a replacement
 // is created before any reference to it is written, references are written
 // before the original is marked superseded, and a recreate deletes with
 // preconditions before it creates the same name again; a pass that finds the

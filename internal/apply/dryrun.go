@@ -5,46 +5,32 @@ import (
 	"fmt"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/internal/diff"
-	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
-
-// InPlaceAnswer is the server's answer to an in-place correction tried with
-// dryRun=All.
-type InPlaceAnswer struct {
-	// DryRun is the verdict; Message the server's words when it refused.
-	DryRun  plan.DryRun
-	Message string
-	// Object is what the server would store, set only when it accepted:
-	// its view of the corrected template, after admission and the round
-	// trip through the storage version.
-	Object *unstructured.Unstructured
-}
 
 // DryRunInPlace asks the server whether it accepts changes on live, with
 // dryRun=All: validation, CEL rules and admission webhooks all run, nothing
-// is stored. The answer carries the object the server would store, so the
-// same request both chooses the strategy and confirms the drift.
-func DryRunInPlace(ctx context.Context, c client.Client, live *unstructured.Unstructured, changes []diff.Change) (InPlaceAnswer, error) {
+// is stored. It returns the object the server would store (its view of the
+// corrected template, after admission and the round trip through the
+// storage version), so the same request both chooses the strategy and
+// confirms the drift; or the server's error, which plan.InPlaceDryRun
+// reads.
+func DryRunInPlace(ctx context.Context, c client.Client, live *unstructured.Unstructured, changes []diff.Change) (*unstructured.Unstructured, error) {
 	patch, err := diff.Patch(changes, "")
 	if err != nil {
-		return InPlaceAnswer{DryRun: plan.DryRunFailed}, err
+		return nil, err
 	}
 	obj := live.DeepCopy()
-	err = c.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch), client.DryRunAll, fieldOwner)
-	switch {
-	case err == nil:
-		return InPlaceAnswer{DryRun: plan.DryRunAccepted, Object: obj}, nil
-	case apierrors.IsInvalid(err):
-		return InPlaceAnswer{DryRun: plan.DryRunLocked, Message: err.Error()}, nil
-	default:
-		return InPlaceAnswer{DryRun: plan.DryRunFailed, Message: err.Error()}, nil
+	// The server's error comes back unwrapped: its words are the message
+	// of a refused correction.
+	if err := c.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch), client.DryRunAll, fieldOwner); err != nil {
+		return nil, err
 	}
+	return obj, nil
 }
 
 // ServerView returns what the server would store if obj were created, from

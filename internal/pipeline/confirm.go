@@ -63,11 +63,15 @@ func (p *pass) askServer(ctx context.Context, in *plan.TemplateInput) (confirmat
 	c := p.target.Client
 	var answer confirmation
 	if plan.NeedsDryRun(in.Requested) {
-		inPlace, err := apply.DryRunInPlace(ctx, c, in.Live, in.Changes)
-		if err != nil {
+		view, err := apply.DryRunInPlace(ctx, c, in.Live, in.Changes)
+		dryRun, retry := plan.InPlaceDryRun(err)
+		if retry {
 			return confirmation{}, err
 		}
-		answer.dryRun, answer.dryRunMessage, answer.view = inPlace.DryRun, inPlace.Message, inPlace.Object
+		answer.dryRun, answer.view = dryRun, view
+		if err != nil {
+			answer.dryRunMessage = err.Error()
+		}
 	}
 	if answer.view != nil {
 		return answer, nil

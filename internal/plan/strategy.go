@@ -1,6 +1,9 @@
 package plan
 
-import helmv2 "github.com/fluxcd/helm-controller/api/v2"
+import (
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
 
 // DryRun is the API server's answer to an in-place correction tried with
 // dryRun=All, which runs validation, CEL rules and admission webhooks.
@@ -14,9 +17,31 @@ const (
 	// DryRunLocked means the server refused the change as Invalid: the template
 	// (or the drifted field) is immutable.
 	DryRunLocked DryRun = "Locked"
-	// DryRunFailed means any other refusal (forbidden, webhook down, ...).
+	// DryRunFailed means any other answer about the object: forbidden (the
+	// identity's rights, or an admission webhook or policy that denies the
+	// change), or a bad request.
 	DryRunFailed DryRun = "Failed"
 )
+
+// InPlaceDryRun decides what the server's answer to an in-place dry-run
+// means, with ClassifyError's one classification: accepted; locked when it
+// refuses the change as Invalid; failed for any other answer about the
+// object (IsRefusal). Any other error (a 5xx, a 429, a timeout, a template
+// gone since it was read) says nothing about the change: retry is true,
+// and the pass fails and is retried with back-off, as when the dry-run
+// create that confirms drift gets no answer (UnconfirmedDrift), rather
+// than report a correction failed for a transient error.
+func InPlaceDryRun(err error) (answer DryRun, retry bool) {
+	switch {
+	case err == nil:
+		return DryRunAccepted, false
+	case apierrors.IsInvalid(err):
+		return DryRunLocked, false
+	case IsRefusal(err):
+		return DryRunFailed, false
+	}
+	return "", true
+}
 
 // ApplyMethod is how Helm applies a release's objects (Helm v4's
 // apply_method of a stored release).

@@ -1,10 +1,14 @@
 package plan_test
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
@@ -129,5 +133,34 @@ func TestNeedsDryRunAgreesWithChoose(t *testing.T) {
 			_, ok := plan.Choose(s, plan.DryRunNotRun, col.helm)
 			NewWithT(t).Expect(ok).To(Equal(!plan.NeedsDryRun(s)), "%s with %s", s, col.name)
 		}
+	}
+}
+
+func TestInPlaceDryRun(t *testing.T) {
+	gk := schema.GroupKind{Group: "infrastructure.cluster.x-k8s.io", Kind: "Metal3DataTemplate"}
+	gr := schema.GroupResource{Group: gk.Group, Resource: "metal3datatemplates"}
+	cases := []struct {
+		name  string
+		err   error
+		want  plan.DryRun
+		retry bool
+	}{
+		{name: "accepted", want: plan.DryRunAccepted},
+		{name: "refused as Invalid: locked", err: apierrors.NewInvalid(gk, "data", nil), want: plan.DryRunLocked},
+		{name: "denied by a webhook or the identity's rights: failed", err: apierrors.NewForbidden(gr, "data", errors.New("denied")), want: plan.DryRunFailed},
+		{name: "a bad request: failed", err: apierrors.NewBadRequest("cannot read the patch"), want: plan.DryRunFailed},
+		{name: "a 500 (a webhook that cannot be called): retried, not a failed correction", err: apierrors.NewInternalError(errors.New(`failed calling webhook "validation.metal3.io"`)), retry: true},
+		{name: "a 429: retried", err: apierrors.NewTooManyRequests("slow down", 1), retry: true},
+		{name: "a timeout: retried", err: apierrors.NewTimeoutError("no answer", 1), retry: true},
+		{name: "the template gone since it was read: retried from a fresh read", err: apierrors.NewNotFound(gr, "data"), retry: true},
+		{name: "a lost connection: retried", err: fmt.Errorf("patch: %w", io.ErrUnexpectedEOF), retry: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			got, retry := plan.InPlaceDryRun(tc.err)
+			g.Expect(retry).To(Equal(tc.retry))
+			g.Expect(got).To(Equal(tc.want))
+		})
 	}
 }

@@ -186,12 +186,12 @@ func TestDecideTemplate(t *testing.T) {
 		},
 		want: plan.TemplatePlan{Outcome: plan.OutcomeFailed, Message: "in-place correction refused: spec.template: Invalid value: field is immutable"},
 	}, {
-		name: "auto, dry-run failed for another reason: failed with the server's message",
+		name: "auto, dry-run denied (a webhook or the identity's rights): failed with the server's message",
 		live: m3mtLive,
 		mutate: func(in *plan.TemplateInput) {
-			in.DryRun, in.DryRunMessage = plan.DryRunFailed, `Internal error occurred: failed calling webhook "validation.metal3.io"`
+			in.DryRun, in.DryRunMessage = plan.DryRunFailed, `admission webhook "validation.metal3.io" denied the request`
 		},
-		want: plan.TemplatePlan{Outcome: plan.OutcomeFailed, Message: `in-place correction refused: Internal error occurred: failed calling webhook "validation.metal3.io"`},
+		want: plan.TemplatePlan{Outcome: plan.OutcomeFailed, Message: `in-place correction refused: admission webhook "validation.metal3.io" denied the request`},
 	}, {
 		name: "in sync, with the record of an in-place correction for this release: corrected",
 		live: m3mtLive,
