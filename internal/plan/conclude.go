@@ -62,13 +62,9 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 		case OutcomeWaiting, OutcomeHeld:
 			c.Drifted++
 		case OutcomeDrifted, OutcomeMissing:
-			if d.Act {
-				corrected = true
-				// A pass that only marks a held rotation's original
-				// completes a correction counted when it was made.
-				if !markOnly(t) {
-					c.Corrections = append(c.Corrections, Correction{Kind: t.ID.Kind, Strategy: t.Strategy})
-				}
+			corrected = corrected || d.Act
+			if d.Corrects(t) {
+				c.Corrections = append(c.Corrections, Correction{Kind: t.ID.Kind, Strategy: t.Strategy})
 			}
 			// A rotation that consumers outside the release still hold
 			// leaves the drifted original in use: not in sync.
@@ -118,9 +114,15 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 	return c
 }
 
-// markOnly reports whether the only write left is the superseded-by mark.
-func markOnly(t TemplatePlan) bool {
-	return len(t.Writes) == 1 && t.Writes[0] == WriteMarkSuperseded
+// Corrects reports whether the pass makes a correction of t, the one
+// definition the corrections counter and the event that lists the
+// corrections share: a pass that may write, a template drifted or
+// missing. A pass whose only write is the superseded-by mark
+// of a rotation completes a correction made, and counted, when its
+// replacement was created.
+func (d Decisions) Corrects(t TemplatePlan) bool {
+	markOnly := len(t.Writes) == 1 && t.Writes[0] == WriteMarkSuperseded
+	return d.Act && (t.Outcome == OutcomeDrifted || t.Outcome == OutcomeMissing) && !markOnly
 }
 
 // differing counts the templates a pass whose writes failed may have left

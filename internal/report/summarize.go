@@ -220,11 +220,12 @@ func ids(in []manifest.ID) string {
 }
 
 // corrections renders, with the fields changed, one line per template the
-// pass corrected (its writes were made).
+// pass corrected (plan.Decisions.Corrects; the event is sent only when its
+// writes were made).
 func corrections(res *pipeline.Result) []string {
 	var lines []string
 	for _, t := range res.Templates {
-		if !res.Act || (t.Outcome != plan.OutcomeDrifted && t.Outcome != plan.OutcomeMissing) || len(t.Writes) == 0 {
+		if !res.Corrects(t) {
 			continue
 		}
 		line := t.ID.Kind + "/" + t.ID.Name + ": " + done(t)

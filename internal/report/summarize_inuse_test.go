@@ -109,13 +109,31 @@ func TestSummarizeInUse(t *testing.T) {
 		wantEvents:  []Event{{Type: corev1.EventTypeWarning, Reason: api.TemplateDriftDetectedEvent, Message: "Drift in release fleet/cluster-a.v3: " + heldLine}},
 		wantDrifted: 1,
 	}, {
-		name: "enabled, the pass that rotates a held template: the same line as the held passes after it, the rotation counted",
-		res:  result(plan.ModeEnabled, 2, tmpl("workers", plan.OutcomeDrifted, heldBy(foreignMD))),
+		name: "enabled, the pass that rotates a held template: the same line as the held passes after it, the rotation counted and told",
+		res: result(plan.ModeEnabled, 2, tmpl("workers", plan.OutcomeDrifted, func(t *plan.TemplatePlan) {
+			heldBy(foreignMD)(t)
+			t.Writes = []plan.Write{plan.WriteCreateReplacement}
+		})),
 		want: metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason,
 			Message: "Drift in release fleet/cluster-a.v3: " + heldLine},
-		wantEvents:      []Event{{Type: corev1.EventTypeWarning, Reason: api.TemplateDriftDetectedEvent, Message: "Drift in release fleet/cluster-a.v3: " + heldLine}},
+		wantEvents: []Event{{Type: corev1.EventTypeWarning, Reason: api.TemplateDriftDetectedEvent, Message: "Drift in release fleet/cluster-a.v3: " + heldLine},
+			{Type: corev1.EventTypeNormal, Reason: api.TemplateDriftCorrectedEvent, Always: true,
+				Message: "Corrected release fleet/cluster-a.v3: " + heldLine + " [/spec/template/spec/image/url: \"http://10.0.0.1/img\" → \"http://10.0.0.2/img\"]"}},
 		wantDrifted:     1,
 		wantCorrections: []plan.Strategy{plan.StrategyRotate},
+	}, {
+		name: "enabled, a pass whose only write is a rotation's superseded-by mark: neither counted nor told as a correction (counted when the replacement was made)",
+		res: result(plan.ModeEnabled, 1, tmpl("workers", plan.OutcomeDrifted, func(t *plan.TemplatePlan) {
+			rotated(t)
+			t.Writes = []plan.Write{plan.WriteMarkSuperseded}
+		}), tmpl("cp", plan.OutcomeBlocked, blocked)),
+		want: metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionFalse, Reason: api.CorrectionBlockedReason,
+			Message: "Correction of release fleet/cluster-a.v3 blocked: Metal3MachineTemplate/workers: rotated to " + replacement +
+				", rolls machines: yes; Metal3MachineTemplate/cp: " + blockedMsg},
+		wantEvents: []Event{{Type: corev1.EventTypeWarning, Reason: api.TemplateCorrectionBlockedEvent,
+			Message: "Correction of release fleet/cluster-a.v3 blocked: Metal3MachineTemplate/workers: rotated to " + replacement +
+				", rolls machines: yes; Metal3MachineTemplate/cp: " + blockedMsg}},
+		wantDrifted: 1,
 	}, {
 		name: "several holders are named in the order plan gave",
 		res:  result(plan.ModeEnabled, 0, tmpl("workers", plan.OutcomeHeld, heldBy(foreignKCP, foreignMD))),
