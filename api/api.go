@@ -44,7 +44,8 @@ const (
 )
 
 // ControllerName is the one name used as field manager, event source,
-// leader-election ID and metrics prefix.
+// leader-election ID and the value of the add-on's move block. (The
+// metrics' prefix is templatedrift_.)
 const ControllerName = "template-drift-controller"
 
 // Modes of ModeAnnotation.
@@ -158,7 +159,6 @@ const (
 	FluxDriftDetectionKey          = "helm.toolkit.fluxcd.io/driftDetection"
 	TopologyOwnedLabel             = "topology.cluster.x-k8s.io/owned"
 	ClusterPausedAnnotation        = "cluster.x-k8s.io/paused"
-	ClusterNameLabel               = "cluster.x-k8s.io/cluster-name"
 	// BlockMoveAnnotation on any object of a move's scope makes
 	// `clusterctl move` wait, after it has paused the Clusters, until the
 	// annotation is gone. The add-on sets it on a Cluster, with the value

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -24,14 +23,8 @@ func (p *pass) gather(ctx context.Context, facts *plan.Facts) error {
 		return err
 	}
 	rel, objs, err := p.readRelease(ctx)
-	if plan.StorageUnreadable(err) {
-		// As in gatherStorage: a failed read says nothing about the
-		// release, so the pass fails and is retried with back-off instead
-		// of waiting for the resync as for a missing release.
+	if err := facts.RecordStorageError(err); err != nil {
 		return err
-	}
-	if err != nil {
-		facts.RecordReleaseError(err)
 	}
 	if rel != nil {
 		p.rel, p.res.Release, facts.ReleaseStatus = rel, rel, rel.Status
@@ -55,21 +48,14 @@ func (p *pass) gather(ctx context.Context, facts *plan.Facts) error {
 // gatherStorage lists the release's versions in Helm storage (metadata
 // only) and records them with the version status.history names, which is
 // how the gates see Helm in flight. Without the list a pass cannot tell
-// that Helm is writing, so it does not go on: a List the target's identity
-// may not make makes the release unusable (reported, as a missing release
-// is), and any other failure fails the pass, which is retried with
-// back-off, since it says nothing about the release.
+// that Helm is writing, so it does not go on (plan.Facts.RecordStorageError).
 func (p *pass) gatherStorage(ctx context.Context, facts *plan.Facts) error {
 	if snap := p.hr.Status.History.Latest(); snap != nil {
 		facts.HistoryVersion = snap.Version
 	}
 	stored, err := p.engine.Releases.Stored(ctx, p.source(), p.hr.GetStorageNamespace(), release.Name(p.hr))
-	if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
-		facts.ReleaseErr = err
-		return nil
-	}
 	if err != nil {
-		return err
+		return facts.RecordStorageError(err)
 	}
 	p.stored = stored
 	for _, s := range stored {

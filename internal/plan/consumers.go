@@ -49,9 +49,8 @@ type ConsumerPlan struct {
 	// Live is the consumer as read this pass.
 	Live    *unstructured.Unstructured
 	Changes []diff.Change
-	// Reverted is true when a reference had been repointed before and was
-	// found set back; RevertedFrom names the originals it was set back to.
-	Reverted     bool
+	// RevertedFrom names the originals a reference had been repointed away
+	// from before and was found set back to.
 	RevertedFrom []manifest.ID
 	// RestoredTo names the originals a reference moves back to from one of
 	// their replacements: the way back, once the original matches the
@@ -60,8 +59,6 @@ type ConsumerPlan struct {
 	// Moves names the templates of the release whose references this
 	// consumer moves to their target this pass, for any reason.
 	Moves []manifest.ID
-	// Rolls is true when the repoint rolls machines.
-	Rolls bool
 }
 
 // DecideConsumer returns the reference rewrites live needs. Consumers are
@@ -92,13 +89,11 @@ func DecideConsumer(live *unstructured.Unstructured, targets map[manifest.ID]Des
 			p.Moves = append(p.Moves, original)
 		}
 		if r.Template == original && t.Marked && !slices.Contains(p.RevertedFrom, original) {
-			p.Reverted = true
 			p.RevertedFrom = append(p.RevertedFrom, original)
 		}
 		if t.Name == original.Name && !slices.Contains(p.RestoredTo, original) {
 			p.RestoredTo = append(p.RestoredTo, original)
 		}
-		p.Rolls = p.Rolls || manifest.RollsMachines(p.ID.GroupKind)
 	}
 	return p, nil
 }

@@ -128,7 +128,6 @@ func TestDecideConsumer(t *testing.T) {
 		wantID       manifest.ID                 // ID of the plan
 		wantChanges  []diff.Change               // reference rewrites, in table order
 		wantReverted bool                        // a reference had been set back
-		wantRolls    bool                        // the repoint rolls machines
 		wantErr      error                       // error the result must wrap
 	}{{
 		name:        "MachineDeployment v1beta2 {apiGroup,kind,name}; the bootstrap ref of the same name is another kind",
@@ -136,35 +135,30 @@ func TestDecideConsumer(t *testing.T) {
 		rotations:   []rotation{rot},
 		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{change(mdPath)},
-		wantRolls:   true,
 	}, {
 		name:        "MachineDeployment v1beta1 {apiVersion,kind,name}",
 		live:        mdV1beta1,
 		rotations:   []rotation{rot},
 		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{change(mdPath)},
-		wantRolls:   true,
 	}, {
 		name:        "MachineDeployment with an explicit same-namespace reference",
 		live:        mdSameNamespaceExplicit,
 		rotations:   []rotation{rot},
 		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{change(mdPath)},
-		wantRolls:   true,
 	}, {
 		name:        "KubeadmControlPlane v1beta1 .spec.machineTemplate.infrastructureRef",
 		live:        kcpV1beta1,
 		rotations:   []rotation{rot},
 		wantID:      id(manifest.KubeadmControlPlaneKind, "fleet", "cp"),
 		wantChanges: []diff.Change{change("/spec/machineTemplate/infrastructureRef/name")},
-		wantRolls:   true,
 	}, {
 		name:        "KubeadmControlPlane v1beta2 .spec.machineTemplate.spec.infrastructureRef",
 		live:        kcpV1beta2,
 		rotations:   []rotation{rot},
 		wantID:      id(manifest.KubeadmControlPlaneKind, "fleet", "cp"),
 		wantChanges: []diff.Change{change("/spec/machineTemplate/spec/infrastructureRef/name")},
-		wantRolls:   true,
 	}, {
 		name:      "RKE2ControlPlane v1beta1 with both fields: two changes",
 		live:      rke2V1beta1,
@@ -174,7 +168,6 @@ func TestDecideConsumer(t *testing.T) {
 			change("/spec/infrastructureRef/name"),
 			change("/spec/machineTemplate/infrastructureRef/name"),
 		},
-		wantRolls: true,
 	}, {
 		name:         "marked rotation that applies: reverted",
 		live:         mdV1beta2,
@@ -182,7 +175,6 @@ func TestDecideConsumer(t *testing.T) {
 		wantID:       id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges:  []diff.Change{change(mdPath)},
 		wantReverted: true,
-		wantRolls:    true,
 	}, {
 		name: "marked rotation that does not apply: not reverted",
 		live: mdV1beta2,
@@ -192,7 +184,6 @@ func TestDecideConsumer(t *testing.T) {
 		},
 		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{change(mdPath)},
-		wantRolls:   true,
 	}, {
 		name: "a marked rotation stays reverted when a later unmarked one also applies",
 		live: mdV1beta2,
@@ -206,7 +197,6 @@ func TestDecideConsumer(t *testing.T) {
 			{Path: "/spec/template/spec/bootstrap/configRef/name", Op: diff.OpReplace, Before: "workers", After: "workers-boot-1"},
 		},
 		wantReverted: true,
-		wantRolls:    true,
 	}, {
 		name:      "already repointed: no change, not reverted, no roll",
 		live:      mdV1beta2,
@@ -235,7 +225,6 @@ func TestDecideConsumer(t *testing.T) {
 		replaces:    map[manifest.ID]manifest.ID{id(manifest.Metal3MachineTemplateKind, "fleet", "workers-first"): m3mt},
 		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{{Path: mdPath, Op: diff.OpReplace, Before: "workers-first", After: to}},
-		wantRolls:   true,
 	}, {
 		name:        "way back: the original matches the manifest again, the consumer leaves the replacement",
 		live:        strings.Replace(mdV1beta2, "kind: Metal3MachineTemplate, name: workers}", "kind: Metal3MachineTemplate, name: workers-first}", 1),
@@ -243,7 +232,6 @@ func TestDecideConsumer(t *testing.T) {
 		replaces:    map[manifest.ID]manifest.ID{id(manifest.Metal3MachineTemplateKind, "fleet", "workers-first"): m3mt},
 		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{{Path: mdPath, Op: diff.OpReplace, Before: "workers-first", After: "workers"}},
-		wantRolls:   true,
 	}, {
 		name:      "a reference to a template that is no replacement of the release's is left alone",
 		live:      strings.Replace(mdV1beta2, "kind: Metal3MachineTemplate, name: workers}", "kind: Metal3MachineTemplate, name: hand-made}", 1),
@@ -256,14 +244,12 @@ func TestDecideConsumer(t *testing.T) {
 		replaces:    map[manifest.ID]manifest.ID{id(manifest.Metal3MachineTemplateKind, "fleet", "workers-first"): m3mt},
 		wantID:      id(manifest.MachineDeploymentKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{{Path: mdPath, Op: diff.OpReplace, Before: "workers-first", After: to}},
-		wantRolls:   true,
 	}, {
 		name:        "MachinePool is a consumer too",
 		live:        strings.Replace(mdV1beta2, "kind: MachineDeployment", "kind: MachinePool", 1),
 		rotations:   []rotation{rot},
 		wantID:      id(manifest.MachinePoolKind, "fleet", "md-0"),
 		wantChanges: []diff.Change{change(mdPath)},
-		wantRolls:   true,
 	}, {
 		name:      "reference into another namespace: error",
 		live:      mdCrossNamespace,
@@ -289,7 +275,7 @@ func TestDecideConsumer(t *testing.T) {
 			} else {
 				g.Expect(got.Changes).To(Equal(tc.wantChanges))
 			}
-			g.Expect(got.Reverted).To(Equal(tc.wantReverted))
+			g.Expect(got.RevertedFrom != nil).To(Equal(tc.wantReverted))
 			if tc.wantReverted {
 				// Only the rotations that were set back are named, so the
 				// event names the right template.
@@ -297,7 +283,6 @@ func TestDecideConsumer(t *testing.T) {
 			} else {
 				g.Expect(got.RevertedFrom).To(BeEmpty())
 			}
-			g.Expect(got.Rolls).To(Equal(tc.wantRolls))
 		})
 	}
 }
@@ -420,7 +405,6 @@ func TestFinishTemplatesRollouts(t *testing.T) {
 				cp := plan.ConsumerPlan{ID: manifest.IDOf(live), Live: live}
 				if i == 0 {
 					cp.RevertedFrom = tc.revertedFrom
-					cp.Reverted = len(tc.revertedFrom) > 0
 				}
 				consumers = append(consumers, cp)
 			}
@@ -452,7 +436,7 @@ func TestFinishTemplatesSeveral(t *testing.T) {
 	md := fromYAML(t, mdV1beta1)
 	m3 := fromYAML(t, m3mtConsumer)
 	templates = plan.FinishTemplates(templates, []plan.ConsumerPlan{
-		{ID: manifest.IDOf(m3), Live: m3, Reverted: true, RevertedFrom: []manifest.ID{templates[0].ID}},
+		{ID: manifest.IDOf(m3), Live: m3, RevertedFrom: []manifest.ID{templates[0].ID}},
 		{ID: manifest.IDOf(md), Live: md},
 	})
 	g.Expect(templates[0].RollsMachines).To(BeFalse())

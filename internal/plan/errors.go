@@ -87,13 +87,6 @@ func IsRefusal(err error) bool {
 	return false
 }
 
-// StorageUnreadable reports whether err, met while reading Helm storage, is
-// a failure that may pass rather than a fact about the release (not found,
-// corrupt, too large, not the one status.history names, not the identity's
-// to read, or refused): the pass then fails and is retried with back-off
-// instead of reporting the release unusable.
-func StorageUnreadable(err error) bool { return MayPass(err) }
-
 // UnconfirmedDrift decides what a pass does when the server does not give
 // its view of the manifest's object (the dry-run create that confirms
 // drift failed): a refusal, an answer about the object itself, keeps the

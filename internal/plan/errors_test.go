@@ -16,7 +16,7 @@ import (
 // TestClassifyError: one table for every stage that acts on an API error:
 // the read retries (MayPass), the refusals that keep a raw diff or stop a
 // recreate (IsRefusal), the storage reads retried with back-off
-// (StorageUnreadable) and the verdicts (ErrorVerdict).
+// (Facts.RecordStorageError) and the verdicts (ErrorVerdict).
 func TestClassifyError(t *testing.T) {
 	gr := schema.GroupResource{Resource: "metal3machinetemplates"}
 	secrets := schema.GroupResource{Resource: "secrets"}
@@ -63,7 +63,9 @@ func TestClassifyError(t *testing.T) {
 			g := NewWithT(t)
 			g.Expect(ClassifyError(tc.err)).To(Equal(tc.want))
 			g.Expect(MayPass(tc.err)).To(Equal(tc.want == ErrorMayPass))
-			g.Expect(StorageUnreadable(tc.err)).To(Equal(tc.want == ErrorMayPass), "a storage read is retried with back-off only when it may pass")
+			var f Facts
+			g.Expect(f.RecordStorageError(tc.err)).To(sameErr(tc.want == ErrorMayPass, tc.err), "a storage read is retried with back-off only when it may pass")
+			g.Expect(f.ReleaseErr != nil || f.ConfigErr != nil).To(Equal(tc.err != nil && tc.want != ErrorMayPass), "anything else is a fact about the release")
 			g.Expect(IsRefusal(tc.err)).To(Equal(tc.refusal))
 			if tc.err != nil {
 				why, retry := UnconfirmedDrift(tc.err)
@@ -77,4 +79,12 @@ func TestClassifyError(t *testing.T) {
 			g.Expect(v.Reason).To(Equal(tc.verdict))
 		})
 	}
+}
+
+// sameErr matches err itself when fails, else nil.
+func sameErr(fails bool, err error) OmegaMatcher {
+	if fails {
+		return BeIdenticalTo(err)
+	}
+	return BeNil()
 }

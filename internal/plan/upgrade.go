@@ -40,8 +40,8 @@ type UpgradeFacts struct {
 	Now time.Time
 }
 
-// UpgradeVerdict is what the upgrade does to one object.
-type UpgradeVerdict struct {
+// UpgradeEffect is what the upgrade does to one object.
+type UpgradeEffect struct {
 	Change UpgradeChange
 	// Fails: the server refuses the change, so the upgrade fails.
 	Fails bool
@@ -52,7 +52,7 @@ type UpgradeVerdict struct {
 	Note string
 }
 
-// The notes of a verdict.
+// The notes of an upgrade effect.
 const (
 	noteRenameLocked = "the upgrade fails: give the changed template a new, hash-suffixed name in the chart, and point its consumers at it"
 	noteInPlace      = "in place: rolls nothing; only Machines created later get the change"
@@ -64,10 +64,10 @@ const (
 // roll its Machines (MachineDeploymentRollout, KubeadmControlPlaneRollout);
 // a template changed in place rolls nothing, and only Machines created
 // later get the change.
-func JudgeUpgrade(f UpgradeFacts) (UpgradeVerdict, error) {
+func JudgeUpgrade(f UpgradeFacts) (UpgradeEffect, error) {
 	switch {
 	case f.Refusal != nil:
-		v := UpgradeVerdict{Change: UpgradeRefused, Fails: true}
+		v := UpgradeEffect{Change: UpgradeRefused, Fails: true}
 		if f.Dropped {
 			v.Change = UpgradeDelete
 		} else if f.Template {
@@ -75,13 +75,13 @@ func JudgeUpgrade(f UpgradeFacts) (UpgradeVerdict, error) {
 		}
 		return v, nil
 	case f.Dropped:
-		return UpgradeVerdict{Change: UpgradeDelete}, nil
+		return UpgradeEffect{Change: UpgradeDelete}, nil
 	case f.Live == nil:
-		return UpgradeVerdict{Change: UpgradeCreate}, nil
+		return UpgradeEffect{Change: UpgradeCreate}, nil
 	case !changedByServer(f.Live, f.After):
-		return UpgradeVerdict{Change: UpgradeUnchanged}, nil
+		return UpgradeEffect{Change: UpgradeUnchanged}, nil
 	}
-	v := UpgradeVerdict{Change: UpgradeUpdate}
+	v := UpgradeEffect{Change: UpgradeUpdate}
 	var err error
 	switch f.Live.GetKind() {
 	case "MachineDeployment":

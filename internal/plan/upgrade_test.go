@@ -19,23 +19,23 @@ func TestJudgeUpgrade(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		f    UpgradeFacts
-		want UpgradeVerdict
+		want UpgradeEffect
 	}{
 		{"a refused template", UpgradeFacts{Live: tmpl, Refusal: denied, Template: true},
-			UpgradeVerdict{Change: UpgradeRefused, Fails: true, Note: noteRenameLocked}},
-		{"a refused consumer", UpgradeFacts{Live: md, Refusal: denied}, UpgradeVerdict{Change: UpgradeRefused, Fails: true}},
-		{"a refused deletion", UpgradeFacts{Live: md, Refusal: denied, Dropped: true}, UpgradeVerdict{Change: UpgradeDelete, Fails: true}},
-		{"a deletion", UpgradeFacts{Live: md, Dropped: true}, UpgradeVerdict{Change: UpgradeDelete}},
-		{"a creation", UpgradeFacts{After: md}, UpgradeVerdict{Change: UpgradeCreate}},
-		{"only what the server maintains differs", UpgradeFacts{Live: md, After: served}, UpgradeVerdict{Change: UpgradeUnchanged}},
+			UpgradeEffect{Change: UpgradeRefused, Fails: true, Note: noteRenameLocked}},
+		{"a refused consumer", UpgradeFacts{Live: md, Refusal: denied}, UpgradeEffect{Change: UpgradeRefused, Fails: true}},
+		{"a refused deletion", UpgradeFacts{Live: md, Refusal: denied, Dropped: true}, UpgradeEffect{Change: UpgradeDelete, Fails: true}},
+		{"a deletion", UpgradeFacts{Live: md, Dropped: true}, UpgradeEffect{Change: UpgradeDelete}},
+		{"a creation", UpgradeFacts{After: md}, UpgradeEffect{Change: UpgradeCreate}},
+		{"only what the server maintains differs", UpgradeFacts{Live: md, After: served}, UpgradeEffect{Change: UpgradeUnchanged}},
 		{"only the conversion's record of the status differs", UpgradeFacts{Live: edit(t, md, map[string]any{conversionDataAnnotation: `{"status":{"lastUpdated":"a"}}`}, "metadata", "annotations"),
-			After: edit(t, served, map[string]any{conversionDataAnnotation: `{"status":{"lastUpdated":"b"}}`}, "metadata", "annotations")}, UpgradeVerdict{Change: UpgradeUnchanged}},
+			After: edit(t, served, map[string]any{conversionDataAnnotation: `{"status":{"lastUpdated":"b"}}`}, "metadata", "annotations")}, UpgradeEffect{Change: UpgradeUnchanged}},
 		{"a template changed in place", UpgradeFacts{Live: tmpl, After: edit(t, tmpl, "b", "spec", "template", "spec", "image", "url"), Template: true},
-			UpgradeVerdict{Change: UpgradeUpdate, Note: noteInPlace}},
+			UpgradeEffect{Change: UpgradeUpdate, Note: noteInPlace}},
 		{"a MachineDeployment that rolls", UpgradeFacts{Live: md, After: renamed},
-			UpgradeVerdict{Change: UpgradeUpdate, Rollout: Rollout{Rolls: true, Reasons: []string{"Metal3Machine is not up-to-date"}}}},
+			UpgradeEffect{Change: UpgradeUpdate, Rollout: Rollout{Rolls: true, Reasons: []string{"Metal3Machine is not up-to-date"}}}},
 		{"a MachineDeployment that does not roll", UpgradeFacts{Live: md, After: edit(t, md, int64(5), "spec", "replicas")},
-			UpgradeVerdict{Change: UpgradeUpdate}},
+			UpgradeEffect{Change: UpgradeUpdate}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -45,7 +45,7 @@ func TestJudgeUpgrade(t *testing.T) {
 		})
 	}
 	_, err := JudgeUpgrade(UpgradeFacts{Live: md, After: fromYAML(t, mdV1beta1)})
-	NewWithT(t).Expect(err).To(HaveOccurred(), "a verdict the rules cannot give is an error")
+	NewWithT(t).Expect(err).To(HaveOccurred(), "an effect the rules cannot give is an error")
 }
 
 func TestMachinesRolled(t *testing.T) {

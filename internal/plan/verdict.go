@@ -14,15 +14,27 @@ import (
 // client that cannot be built). The pass waits for the user to fix it.
 var ErrTargetUnavailable = errors.New("target cluster unavailable")
 
-// RecordReleaseError files an error met while reading the stored release
-// under the fact the gates look at: a reference into another namespace is
-// the user's configuration, anything else makes the release unusable.
-func (f *Facts) RecordReleaseError(err error) {
-	if errors.Is(err, manifest.ErrCrossNamespaceRef) {
+// RecordStorageError files an error met while reading Helm storage: the
+// list of the release's versions, or the stored release itself. A failure
+// that may pass (MayPass: a 5xx, a 429, a timeout) says nothing about the
+// release: it is returned, so the pass fails and is retried with back-off
+// rather than wait for the resync as for a missing release. Anything else
+// is a fact about the release, filed for the gates, and nil is returned: a
+// reference into another namespace is the user's configuration; not
+// found, corrupt, too large, not the one status.history names, not the
+// identity's to read (403, 401) or refused makes the release unusable.
+func (f *Facts) RecordStorageError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case MayPass(err):
+		return err
+	case errors.Is(err, manifest.ErrCrossNamespaceRef):
 		f.ConfigErr = err
-		return
+	default:
+		f.ReleaseErr = err
 	}
-	f.ReleaseErr = err
+	return nil
 }
 
 // ErrorVerdict maps an error that stopped a pass after the gates to the

@@ -66,11 +66,12 @@ func TestErrorVerdict(t *testing.T) {
 	}
 }
 
-// TestRecordReleaseError: the error lands in the fact its gate reads, and
+// TestRecordStorageError: the error lands in the fact its gate reads, and
 // the gate chain answers with the matching verdict.
-func TestRecordReleaseError(t *testing.T) {
+func TestRecordStorageError(t *testing.T) {
 	crossNS := fmt.Errorf("release fleet/cluster-a.v3: %w", manifest.ErrCrossNamespaceRef)
 	corrupt := errors.New("release fleet/cluster-a.v3: history digest mismatch")
+	unauthorized := fmt.Errorf("failed to list Helm storage: %w", apierrors.NewUnauthorized("token expired"))
 	cases := []struct {
 		name          string       // what the case proves
 		mode          plan.Mode    // the release's mode
@@ -96,12 +97,18 @@ func TestRecordReleaseError(t *testing.T) {
 		err:        corrupt,
 		wantRelErr: corrupt,
 		want:       plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Message: corrupt.Error()},
+	}, {
+		name:       "a list of storage the identity may not make (401) makes it unusable too, as a read refused does",
+		mode:       plan.ModeEnabled,
+		err:        unauthorized,
+		wantRelErr: unauthorized,
+		want:       plan.Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Message: unauthorized.Error()},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			f := plan.Facts{Options: plan.Options{Mode: tc.mode, Strategy: plan.StrategyAuto}, ReleaseStatus: "deployed"}
-			f.RecordReleaseError(tc.err)
+			g.Expect(f.RecordStorageError(tc.err)).To(Succeed())
 			g.Expect(f.ConfigErr).To(sameError(tc.wantConfigErr))
 			g.Expect(f.ReleaseErr).To(sameError(tc.wantRelErr))
 			v, stop := plan.Evaluate(f, plan.Gates)

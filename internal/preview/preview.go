@@ -182,7 +182,7 @@ func (req Request) machinesOf(ctx context.Context, namespace string, cache map[s
 	return l.Items, nil
 }
 
-func (req Request) objectOf(o *unstructured.Unstructured, v plan.UpgradeVerdict, refusal error) Object {
+func (req Request) objectOf(o *unstructured.Unstructured, v plan.UpgradeEffect, refusal error) Object {
 	obj := Object{Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Change: string(v.Change), Fails: v.Fails,
 		Rolls: v.Rollout.Rolls, Reasons: v.Rollout.Reasons, Note: v.Note,
 		id: manifest.IDOf(o), template: req.Kinds.Match(o.GroupVersionKind().GroupKind())}

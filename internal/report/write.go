@@ -14,14 +14,15 @@ import (
 	"github.com/templatedrift/template-drift-controller/api"
 )
 
-// Writer writes outcomes to HelmReleases.
+// Writer writes a pass's summary to its HelmRelease: the condition, the
+// events and the metrics.
 type Writer struct {
 	// Client reads and patches HelmReleases on the controller's cluster.
 	Client client.Client
 	// Events records events on the HelmRelease, with the metadata
 	// helm-controller gives its own (EventMetadata); nil records none.
 	Events events.AnnotatedEventRecorder
-	// Metrics is updated with every outcome; nil updates none.
+	// Metrics is updated with every summary; nil updates none.
 	Metrics *Metrics
 }
 
