@@ -20,6 +20,10 @@ type Conclusion struct {
 	// Remove asks to remove the condition (the release opted out); Silent
 	// asks to write nothing at all (the HelmRelease is suspended).
 	Remove, Silent bool
+	// Warning is true when the condition's event is a Warning: every state
+	// but one in sync and the waits that are a normal state of a cluster
+	// (see warns).
+	Warning bool
 	// Drifted counts the templates that still differ from the manifest
 	// after the pass, or UnknownDrift.
 	Drifted int
@@ -43,7 +47,7 @@ type Correction struct {
 // writes (nil when it made them all or made none) and how many it made.
 func Conclude(d Decisions, actErr error, writes int) Conclusion {
 	if v := d.Verdict; v != nil {
-		return Conclusion{Status: v.Status, Reason: v.Reason, Remove: v.Remove, Silent: v.Silent, Drifted: UnknownDrift}
+		return Conclusion{Status: v.Status, Reason: v.Reason, Remove: v.Remove, Silent: v.Silent, Drifted: UnknownDrift, Warning: warns(v.Reason)}
 	}
 	c := Conclusion{}
 	failed, blocked, corrected := false, false, false
@@ -111,7 +115,23 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 	if actErr == nil && writes == 0 {
 		c.Corrections = nil
 	}
+	c.Warning = warns(c.Reason)
 	return c
+}
+
+// warns reports whether the condition's event for reason is a Warning. It
+// is Normal for a release in sync, and for the waits that are a normal
+// state of a cluster: paused (a cluster being moved, or an object paused
+// on purpose) and Helm in flight (an upgrade, install or rollback
+// running). A Cluster that is missing or being deleted is a Warning: the
+// HelmRelease still renders a Cluster that is gone, which someone should
+// look at.
+func warns(reason string) bool {
+	switch reason {
+	case "", api.DriftCorrectedReason, api.NoDriftDetectedReason, api.ClusterPausedReason, api.ReleaseInProgressReason:
+		return false
+	}
+	return true
 }
 
 // Corrects reports whether the pass makes a correction of t, the one

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -258,12 +259,37 @@ func TestConclude(t *testing.T) {
 				d.Options.Mode = plan.ModeEnabled
 			}
 			got := plan.Conclude(d, tc.actErr, tc.writes)
-			g.Expect(got).To(Equal(tc.want))
+			// The event type follows the reason alone: TestConcludeWarning.
+			want := tc.want
+			want.Warning = got.Warning
+			g.Expect(got).To(Equal(want))
 			if tc.want.Corrections == nil {
 				g.Expect(got.Corrections).To(BeNil(), "nil, not empty")
 			}
 		})
 	}
+}
+
+// TestConcludeWarning: the condition's event is a Warning for every
+// reason but those in sync and the waits that are a normal state of a
+// cluster.
+func TestConcludeWarning(t *testing.T) {
+	normal := []string{api.DriftCorrectedReason, api.NoDriftDetectedReason, api.ClusterPausedReason, api.ReleaseInProgressReason}
+	warning := []string{api.DriftDetectedReason, api.CorrectionFailedReason, api.CorrectionBlockedReason, api.OwnershipConflictReason,
+		api.ReleaseUnavailableReason, api.ClusterUnavailableReason, api.InvalidConfigurationReason, api.AccessDeniedReason}
+	g := NewWithT(t)
+	for _, reason := range append(normal, warning...) {
+		v := plan.Verdict{Status: metav1.ConditionUnknown, Reason: reason}
+		got := plan.Conclude(plan.Decisions{Verdict: &v}, nil, 0)
+		g.Expect(got.Warning).To(Equal(!slices.Contains(normal, reason)), reason)
+	}
+	g.Expect(plan.Conclude(plan.Decisions{Verdict: &plan.Verdict{Remove: true}}, nil, 0).Warning).To(BeFalse(), "no condition, no event")
+	inSync := plan.Conclude(plan.Decisions{Act: true, Templates: []plan.TemplatePlan{outcome("a", plan.OutcomeInSync, "")}}, nil, 0)
+	g.Expect(inSync.Reason).To(Equal(api.NoDriftDetectedReason))
+	g.Expect(inSync.Warning).To(BeFalse())
+	failed := plan.Conclude(plan.Decisions{Act: true, Templates: []plan.TemplatePlan{outcome("a", plan.OutcomeDrifted, plan.StrategyInPlace)}}, errors.New("refused"), 0)
+	g.Expect(failed.Reason).To(Equal(api.CorrectionFailedReason))
+	g.Expect(failed.Warning).To(BeTrue())
 }
 
 func TestOutcomeDiffers(t *testing.T) {

@@ -75,25 +75,25 @@ func Summarize(res *pipeline.Result) Summary {
 	switch c.Reason {
 	case api.CorrectionBlockedReason:
 		out.set(c, fmt.Sprintf("Correction of release %s blocked: %s", ref, strings.Join(lines, "; "))+notes)
-		out.event(corev1.EventTypeWarning, api.TemplateCorrectionBlockedEvent, out.Condition.Message, false)
+		out.event(eventType(c), api.TemplateCorrectionBlockedEvent, out.Condition.Message, false)
 	case api.OwnershipConflictReason:
 		out.set(c, fmt.Sprintf("Release %s names objects another Helm release owns, left untouched: %s", ref, strings.Join(append(conflicts(res), lines...), "; "))+notes)
-		out.event(corev1.EventTypeWarning, api.TemplateOwnershipConflictEvent, out.Condition.Message, false)
+		out.event(eventType(c), api.TemplateOwnershipConflictEvent, out.Condition.Message, false)
 	case api.CorrectionFailedReason:
 		msg := strings.Join(lines, "; ")
 		if res.Err != nil {
 			msg = res.Err.Error()
 		}
 		out.set(c, fmt.Sprintf("Correction of release %s failed: %s", ref, msg)+notes)
-		out.event(corev1.EventTypeWarning, api.TemplateDriftCorrectionFailedEvent, out.Condition.Message, false)
+		out.event(eventType(c), api.TemplateDriftCorrectionFailedEvent, out.Condition.Message, false)
 	case api.DriftDetectedReason:
 		out.set(c, fmt.Sprintf("Drift in release %s: %s", ref, strings.Join(lines, "; "))+notes)
-		out.event(corev1.EventTypeWarning, api.TemplateDriftDetectedEvent, out.Condition.Message, false)
+		out.event(eventType(c), api.TemplateDriftDetectedEvent, out.Condition.Message, false)
 	case api.DriftCorrectedReason:
 		out.set(c, fmt.Sprintf("Corrected release %s: %s", ref, strings.Join(lines, "; "))+notes)
 		// The event of the pass that wrote carries the fields it changed.
 		detail := fmt.Sprintf("Corrected release %s: %s", ref, strings.Join(describe(res, true), "; ")) + notes
-		out.event(corev1.EventTypeNormal, api.TemplateDriftCorrectedEvent, detail, res.Writes > 0)
+		out.event(eventType(c), api.TemplateDriftCorrectedEvent, detail, res.Writes > 0)
 	default:
 		out.set(c, fmt.Sprintf("%d templates of release %s match the manifest", c.Checked, ref)+notes)
 	}
@@ -113,17 +113,12 @@ func Summarize(res *pipeline.Result) Summary {
 	return out
 }
 
-// eventType is Warning for every stop but the waits that are a normal
-// state of a cluster: paused (a cluster being moved, or an object paused on
-// purpose) and Helm in flight (an upgrade, install or rollback running). A
-// Cluster that is missing or being deleted is a Warning: the HelmRelease
-// still renders a Cluster that is gone, which someone should look at.
+// eventType is the event type plan decided for the condition's event.
 func eventType(c plan.Conclusion) string {
-	switch c.Reason {
-	case api.ClusterPausedReason, api.ReleaseInProgressReason:
-		return corev1.EventTypeNormal
+	if c.Warning {
+		return corev1.EventTypeWarning
 	}
-	return corev1.EventTypeWarning
+	return corev1.EventTypeNormal
 }
 
 // set records the condition, its message cut to maxMessageRunes.

@@ -130,7 +130,7 @@ func TestSummarizeVerdicts(t *testing.T) {
 			Condition: &metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionUnknown,
 				Reason: api.ReleaseUnavailableReason, Message: "waiting: stored release is pending-upgrade"},
 			Events:     []Event{{Type: corev1.EventTypeWarning, Reason: api.ReleaseUnavailableReason, Message: "waiting: stored release is pending-upgrade"}},
-			Conclusion: plan.Conclusion{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Drifted: plan.UnknownDrift},
+			Conclusion: plan.Conclusion{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Drifted: plan.UnknownDrift, Warning: true},
 		},
 	}, {
 		name:    "Helm in flight: Normal event, gauge untouched",
@@ -148,7 +148,7 @@ func TestSummarizeVerdicts(t *testing.T) {
 			Condition: &metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionUnknown,
 				Reason: api.ClusterUnavailableReason, Message: "waiting: Cluster fleet/a does not exist"},
 			Events:     []Event{{Type: corev1.EventTypeWarning, Reason: api.ClusterUnavailableReason, Message: "waiting: Cluster fleet/a does not exist"}},
-			Conclusion: plan.Conclusion{Status: metav1.ConditionUnknown, Reason: api.ClusterUnavailableReason, Drifted: plan.UnknownDrift},
+			Conclusion: plan.Conclusion{Status: metav1.ConditionUnknown, Reason: api.ClusterUnavailableReason, Drifted: plan.UnknownDrift, Warning: true},
 		},
 	}, {
 		name:    "invalid configuration: False, Warning event",
@@ -157,7 +157,7 @@ func TestSummarizeVerdicts(t *testing.T) {
 			Condition: &metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionFalse,
 				Reason: api.InvalidConfigurationReason, Message: "invalid configuration: x"},
 			Events:     []Event{{Type: corev1.EventTypeWarning, Reason: api.InvalidConfigurationReason, Message: "invalid configuration: x"}},
-			Conclusion: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.InvalidConfigurationReason, Drifted: plan.UnknownDrift},
+			Conclusion: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.InvalidConfigurationReason, Drifted: plan.UnknownDrift, Warning: true},
 		},
 	}}
 	for _, tc := range cases {
