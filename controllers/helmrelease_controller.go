@@ -13,7 +13,6 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/runtime/jitter"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/pipeline"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
 	"github.com/templatedrift/template-drift-controller/internal/report"
 )
 
@@ -82,15 +82,16 @@ func (r *HelmReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	return r.next(res, sum)
 }
 
-// next says when to look again: back-off after a failed correction, the
-// wait interval while something is pending, the jittered resync otherwise.
+// next turns plan.NextPass into a result: back-off after a failed
+// correction, the wait interval while something is pending, the jittered
+// resync otherwise.
 func (r *HelmReleaseReconciler) next(res *pipeline.Result, sum report.Summary) (ctrl.Result, error) {
-	switch {
-	case res.Err != nil:
+	switch plan.NextPass(sum.Conclusion, res.Err) {
+	case plan.NextBackoff:
 		return ctrl.Result{}, fmt.Errorf("template correction failed: %w", res.Err)
-	case sum.Conclusion.Remove || sum.Conclusion.Silent:
+	case plan.NextNever:
 		return ctrl.Result{}, nil
-	case sum.Conclusion.Status != metav1.ConditionTrue:
+	case plan.NextWait:
 		return ctrl.Result{RequeueAfter: waitInterval}, nil
 	}
 	return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(r.ResyncInterval), Priority: &resyncPriority}, nil

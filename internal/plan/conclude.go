@@ -167,3 +167,34 @@ func (d Decisions) ConsumersDiffer() bool {
 	}
 	return false
 }
+
+// Next is when a pass's HelmRelease is looked at again.
+type Next string
+
+const (
+	// NextBackoff retries with the rate limiter's back-off: the writes
+	// failed.
+	NextBackoff Next = "Backoff"
+	// NextNever waits for a change of the HelmRelease: the condition was
+	// removed (opted out) or the HelmRelease is suspended.
+	NextNever Next = "Never"
+	// NextWait looks again after the wait interval: something is pending
+	// (drift left, a wait, a correction blocked).
+	NextWait Next = "Wait"
+	// NextResync looks again at the periodic resync: in sync.
+	NextResync Next = "Resync"
+)
+
+// NextPass decides when to look again after a pass: c is its conclusion,
+// actErr what acting made of its writes.
+func NextPass(c Conclusion, actErr error) Next {
+	switch {
+	case actErr != nil:
+		return NextBackoff
+	case c.Remove || c.Silent:
+		return NextNever
+	case c.Status != metav1.ConditionTrue:
+		return NextWait
+	}
+	return NextResync
+}

@@ -323,3 +323,24 @@ func TestTemplatePlanNeeds(t *testing.T) {
 	g.Expect(p.Needs(plan.WritePatch)).To(BeFalse())
 	g.Expect(plan.TemplatePlan{}.Needs(plan.WriteCreate)).To(BeFalse())
 }
+
+func TestNextPass(t *testing.T) {
+	cases := []struct {
+		name   string
+		c      plan.Conclusion
+		actErr error
+		want   plan.Next
+	}{
+		{name: "writes failed: back-off", c: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.CorrectionFailedReason}, actErr: errors.New("refused"), want: plan.NextBackoff},
+		{name: "opted out: never", c: plan.Conclusion{Remove: true}, want: plan.NextNever},
+		{name: "suspended: never", c: plan.Conclusion{Silent: true}, want: plan.NextNever},
+		{name: "drift left: wait", c: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason}, want: plan.NextWait},
+		{name: "a wait: wait", c: plan.Conclusion{Status: metav1.ConditionUnknown, Reason: api.ClusterPausedReason}, want: plan.NextWait},
+		{name: "in sync: resync", c: plan.Conclusion{Status: metav1.ConditionTrue, Reason: api.NoDriftDetectedReason}, want: plan.NextResync},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			NewWithT(t).Expect(plan.NextPass(tc.c, tc.actErr)).To(Equal(tc.want))
+		})
+	}
+}
