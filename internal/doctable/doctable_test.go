@@ -16,7 +16,7 @@ Some prose that names ` + "`NotARow`" + `.
 | reason | status |
 |---|---|
 | ` + "`Second`" + ` | True |
-| ` + "`First`, `Third`" + ` | False |
+| ` + "`First`, `Third`" + ` | False \| maybe |
 
 | topic | rule |
 |---|---|
@@ -63,6 +63,51 @@ func TestColumn(t *testing.T) {
 			g.Expect(got).To(Equal(tt.want))
 		})
 	}
+}
+
+func TestRows(t *testing.T) {
+	g := NewWithT(t)
+	rows, err := Rows([]byte(page), "Reasons", "reason")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(rows).To(Equal([]Row{
+		{"reason": "`Second`", "status": "True"},
+		{"reason": "`First`, `Third`", "status": "False | maybe"},
+		{"reason": "`Fourth`", "status": "still in the section"},
+		{"reason": "`First`", "status": "listed twice, returned once"},
+	}), "in the page's order, an escaped pipe inside its cell")
+	_, err = Rows([]byte(page), "Metrics", "name")
+	g.Expect(err).To(MatchError(ContainSubstring("no section")))
+}
+
+func TestCode(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(Code("`35s`, `30s`, `5s`")).To(Equal([]string{"35s", "30s", "5s"}))
+	g.Expect(Code("`\"\"`")).To(Equal([]string{`""`}))
+	g.Expect(Code("see [Overview](#overview)")).To(BeEmpty())
+}
+
+func TestSection(t *testing.T) {
+	g := NewWithT(t)
+	got, err := Section([]byte(page), "reasons")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got).To(ContainSubstring("`NotARow`"))
+	g.Expect(got).To(ContainSubstring("### A subsection"), "subsections are part of it")
+	g.Expect(got).NotTo(ContainSubstring("NextSection"), "it stops at the next heading of its level")
+
+	got, err = Section([]byte(page), "a-subsection")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got).To(ContainSubstring("`Fourth`"))
+	g.Expect(got).NotTo(ContainSubstring("NextSection"), "it stops at a heading of a higher level")
+
+	_, err = Section([]byte(page), "metrics")
+	g.Expect(err).To(MatchError(ContainSubstring("no heading")))
+}
+
+func TestAnchor(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(Anchor("The TemplatesInSync condition")).To(Equal("the-templatesinsync-condition"))
+	g.Expect(Anchor("What the add-on can and cannot fix under each apply mode")).To(Equal("what-the-add-on-can-and-cannot-fix-under-each-apply-mode"))
+	g.Expect(Anchor("On Clusters (written by the controller)")).To(Equal("on-clusters-written-by-the-controller"))
 }
 
 func TestMissing(t *testing.T) {

@@ -13,10 +13,12 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
-// decide decides every template in dependency order, from the live objects
-// gather read (each template's desired object names the replacements of
-// the templates before it), then the release as a whole
-// (plan.DecideRelease). It writes nothing.
+// decide gathers what the templates' decisions need (the previous
+// release's templates, who uses each template), then gathers and decides
+// each template in dependency order: the one alternation of a pass, since
+// each template's desired object names the replacements of the templates
+// before it. Then it decides the release as a whole (plan.DecideRelease),
+// purely. It writes nothing.
 func (p *pass) decide(ctx context.Context) error {
 	p.readPrevious(ctx)
 	use, err := p.gatherUse(ctx)
@@ -27,10 +29,11 @@ func (p *pass) decide(ctx context.Context) error {
 	renames := map[manifest.ID]string{}
 	var templates []plan.TemplatePlan
 	for _, m := range p.objs.Templates {
-		tp, err := p.decideTemplate(ctx, m, renames)
+		in, err := p.gatherTemplate(ctx, m, renames)
 		if err != nil {
 			return err
 		}
+		tp := plan.DecideTemplate(in)
 		if err := p.readOwners(ctx, tp); err != nil {
 			return err
 		}
@@ -54,15 +57,14 @@ func (p *pass) decide(ctx context.Context) error {
 	return nil
 }
 
-// decideTemplate gathers what plan.DecideTemplate needs about one template:
+// gatherTemplate reads what plan.DecideTemplate needs about one template:
 // its drift against the live object gather read, confirmed with the server
 // (see confirm), the server's answer to an in-place correction, and the
 // replacement a rotation would use.
-func (p *pass) decideTemplate(ctx context.Context, m *unstructured.Unstructured, renames map[manifest.ID]string) (plan.TemplatePlan, error) {
-	c := p.target.Read()
+func (p *pass) gatherTemplate(ctx context.Context, m *unstructured.Unstructured, renames map[manifest.ID]string) (plan.TemplateInput, error) {
 	desired, err := plan.EffectiveDesired(m, renames)
 	if err != nil {
-		return plan.TemplatePlan{}, err
+		return plan.TemplateInput{}, err
 	}
 	live := p.live[manifest.IDOf(m)]
 	skip, conflict := plan.Ownership(m, live, p.rel.Name, p.rel.Namespace)
@@ -76,29 +78,26 @@ func (p *pass) decideTemplate(ctx context.Context, m *unstructured.Unstructured,
 		if live != nil {
 			p.engine.Confirmations.drop(client.ObjectKeyFromObject(p.hr), manifest.IDOf(live))
 		}
-		return plan.DecideTemplate(in), nil
+		return in, nil
 	}
 	view, err := p.confirm(ctx, &in)
-	if err != nil {
-		return plan.TemplatePlan{}, err
-	}
-	if len(in.Changes) == 0 {
-		return plan.DecideTemplate(in), nil
+	if err != nil || len(in.Changes) == 0 {
+		return in, err
 	}
 	if in.ReplacementName, err = plan.RotatedName(m.GetName(), desired.Object["spec"]); err != nil {
-		return plan.TemplatePlan{}, err
+		return plan.TemplateInput{}, err
 	}
 	if !plan.ReadsReplacement(in) {
-		return plan.DecideTemplate(in), nil
+		return in, nil
 	}
-	if in.Replacement, err = apply.Get(ctx, c, m.GroupVersionKind(), m.GetNamespace(), in.ReplacementName); err != nil {
-		return plan.TemplatePlan{}, err
+	if in.Replacement, err = apply.Get(ctx, p.target.Read(), m.GroupVersionKind(), m.GetNamespace(), in.ReplacementName); err != nil {
+		return plan.TemplateInput{}, err
 	}
 	if in.Replacement != nil {
 		raw := changesOf(desired, in.Replacement, nil, p.ignorer.PathsFor(m))
 		in.ReplacementChanges, _ = diff.Confirm(raw, view, in.Replacement)
 	}
-	return plan.DecideTemplate(in), nil
+	return in, nil
 }
 
 // readOwners reads, for a template whose correction creates an object

@@ -152,7 +152,7 @@ func (e *Engine) plan(ctx context.Context, hr *helmv2.HelmRelease, target *apply
 	if err := p.gather(ctx, &facts); err != nil {
 		return p, err
 	}
-	if v, stop := plan.Evaluate(facts, plan.Gates); stop {
+	if v, stop := plan.Evaluate(facts, plan.LiveGates); stop {
 		res.Verdict = &v
 		return p, nil
 	}

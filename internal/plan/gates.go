@@ -68,13 +68,19 @@ type Gate func(f Facts) (Verdict, bool)
 // anything from the target cluster.
 var ObjectGates = []Gate{GateConfig, GateDisabled, GateSuspended}
 
-// Gates is the ordered chain every pass runs before it decides anything
-// about a template. After the object gates: Helm in flight first (it
-// explains a history that lags storage better than the release gate
-// would), the release, a strategy the release's apply mode undoes, then
-// the waits on the live world.
-var Gates = append(append([]Gate{}, ObjectGates...),
-	GateHelmInFlight, GateRelease, GateRotateUndone, GateClusterUnavailable, GatePaused, GateObjectPaused)
+// LiveGates are the gates a pass runs once gather has read the target:
+// the configuration again (gather finds errors of its own: an ignore rule
+// that does not parse, a reference into another namespace), Helm in
+// flight first (it explains a history that lags storage better than the
+// release gate would), the release, a strategy the release's apply mode
+// undoes, then the waits on the live world.
+var LiveGates = []Gate{GateConfig, GateHelmInFlight, GateRelease, GateRotateUndone, GateClusterUnavailable, GatePaused, GateObjectPaused}
+
+// Gates is the whole ordered chain a pass runs before it decides anything
+// about a template: the object gates, then the live gates. A pass runs it
+// in two parts (ObjectGates before it reads anything, LiveGates after
+// gather), which stop where the whole chain stops.
+var Gates = append(append([]Gate{}, ObjectGates...), LiveGates[1:]...)
 
 // Evaluate runs gates in order and returns the first stopping verdict.
 func Evaluate(f Facts, gates []Gate) (Verdict, bool) {

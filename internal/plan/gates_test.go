@@ -372,6 +372,9 @@ func TestObjectGatesVersusGates(t *testing.T) {
 				g.Expect(gv).To(Equal(ov), "the full chain starts with the object gates")
 			} else {
 				g.Expect(gv.Reason).To(Equal(tc.gatesReason))
+				lv, lstop := plan.Evaluate(tc.facts, plan.LiveGates)
+				g.Expect(lstop).To(Equal(gstop), "the live gates stop where the whole chain does, once the object gates passed")
+				g.Expect(lv).To(Equal(gv))
 			}
 		})
 	}

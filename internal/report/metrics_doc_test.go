@@ -1,7 +1,9 @@
 package report
 
 import (
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,9 +19,10 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
-// metricsDoc is the user's reference; its "Metrics" table lists the
-// add-on's metrics.
-const metricsDoc = "../../docs/reference.md"
+// referenceDoc is the user's reference; its "Metrics" table lists the
+// add-on's metrics, and other tables the condition's reasons and the
+// events.
+const referenceDoc = "../../docs/reference.md"
 
 // docMetric matches a metric of the add-on in a table cell.
 var docMetric = regexp.MustCompile(`templatedrift_[a-z_]+`)
@@ -39,9 +42,9 @@ func (c *countingRegisterer) MustRegister(cs ...prometheus.Collector) {
 
 // TestMetricsTableMatchesRegistry registers the metrics into a fresh
 // registry with NewMetrics, records one value in each, gathers them, and
-// compares their names with the "Metrics" table of docs/reference.md:
-// every metric the add-on registers has a row, and every row names one it
-// registers.
+// compares them with the "Metrics" table of docs/reference.md: every
+// metric the add-on registers has a row, every row names one it registers,
+// and each row's type and labels are the registered metric's.
 func TestMetricsTableMatchesRegistry(t *testing.T) {
 	g := NewWithT(t)
 	reg := prometheus.NewRegistry()
@@ -57,15 +60,23 @@ func TestMetricsTableMatchesRegistry(t *testing.T) {
 	families, err := reg.Gather()
 	g.Expect(err).NotTo(HaveOccurred())
 	var registered []string
+	// kinds and labels are each family's type and label names, by name.
+	kinds, labels := map[string]string{}, map[string][]string{}
 	for _, f := range families {
 		registered = append(registered, f.GetName())
+		kinds[f.GetName()] = strings.ToLower(f.GetType().String())
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				labels[f.GetName()] = append(labels[f.GetName()], l.GetName())
+			}
+		}
 	}
 	g.Expect(registered).To(HaveLen(counting.n),
 		"NewMetrics registers %d collectors but only %v have a series here: record a value in each new metric above", counting.n, registered)
 
-	rows, err := doctable.File(metricsDoc, "Metrics", "name", docMetric)
+	rows, err := doctable.File(referenceDoc, "Metrics", "name", docMetric)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(rows).NotTo(BeEmpty(), "no metrics found in the %q table of %s", "## Metrics", metricsDoc)
+	g.Expect(rows).NotTo(BeEmpty(), "no metrics found in the %q table of %s", "## Metrics", referenceDoc)
 
 	// Both directions are collected first, so one run names every mismatch.
 	var mismatches []string
@@ -75,6 +86,29 @@ func TestMetricsTableMatchesRegistry(t *testing.T) {
 	if unknown := doctable.Missing(rows, registered); len(unknown) > 0 {
 		mismatches = append(mismatches, "a row but not registered by NewMetrics: "+strings.Join(unknown, ", "))
 	}
+	table, err := doctable.FileRows(referenceDoc, "Metrics", "name")
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, row := range table {
+		for _, name := range docMetric.FindAllString(row["name"], -1) {
+			if _, ok := kinds[name]; !ok {
+				continue // named above
+			}
+			if kind := strings.TrimSpace(row["type"]); kind != kinds[name] {
+				mismatches = append(mismatches, fmt.Sprintf("%s: the row's type is %q, the registered metric is a %s", name, kind, kinds[name]))
+			}
+			docLabels, got := sorted(doctable.Code(row["labels"])), sorted(labels[name])
+			if !slices.Equal(docLabels, got) {
+				mismatches = append(mismatches, fmt.Sprintf("%s: the row's labels are %q, the registered metric's %q", name, docLabels, got))
+			}
+		}
+	}
 	g.Expect(mismatches).To(BeEmpty(), "the metrics table of %s (%q) and the registry disagree:\n%s",
-		metricsDoc, "## Metrics", strings.Join(mismatches, "\n"))
+		referenceDoc, "## Metrics", strings.Join(mismatches, "\n"))
+}
+
+// sorted returns names sorted, each once.
+func sorted(names []string) []string {
+	out := slices.Clone(names)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
