@@ -9,9 +9,9 @@ import (
 // The controller's heap is mostly its informers' objects, which live as
 // long as the process; Go's default of 100 lets the heap grow to twice that
 // before collecting, which doubles memory for no benefit, while a pass
-// allocates little. At 1,000 releases 50 took RSS from 136–154 MiB to
-// 114 MiB, for 2.2 ms of CPU per pass instead of 1.8 ms (docs/benchmarks.md).
-// Prometheus makes the same trade with its own default.
+// allocates little: 50 trades a little CPU per pass for a smaller RSS
+// (docs/benchmarks.md has the figures). Prometheus makes the same trade
+// with its own default.
 const defaultGCPercent = 50
 
 // setGCPercent applies defaultGCPercent unless GOGC is set, and returns

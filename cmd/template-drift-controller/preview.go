@@ -49,8 +49,8 @@ type previewOptions struct {
 	kinds                                          []string
 	// client holds --kube-api-qps and --kube-api-burst, the controller's
 	// flags with its defaults. A fleet's previews share one client, and
-	// client-go's own default (5 requests a second) made `-A` wait on it:
-	// 98 s for 100 releases against 31 s with these defaults.
+	// client-go's own default (5 requests a second) made `-A` wait on it
+	// (docs/benchmarks.md).
 	client runtimeclient.Options
 }
 

@@ -42,9 +42,8 @@ var decodedMetadata = []string{"name", "namespace", "resourceVersion"}
 // annotations, owners), the read cache holds tens of thousands of objects
 // at thousands of releases, and a pass reads a few of them: it decodes
 // those. A string is shared, not copied, by an object's deep copy. The
-// JSON is compressed because it is most of what stays (the benchmark's
-// templates' compress to about 55 %), and a read inflates the few objects
-// it reads in microseconds.
+// JSON is compressed because it is most of what stays, and a read
+// inflates only the few objects it reads (docs/benchmarks.md).
 func Compact(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	if _, done := u.Object[compactField]; done {
 		return u, nil

@@ -15,8 +15,8 @@ import (
 // may pass: two more tries, 100 and 200 ms later. A pass reads some forty
 // objects; without them one failed read in forty fails the whole pass,
 // which the workqueue then retries with a back-off that doubles each time,
-// so an API server that fails 5 % of requests held a release for minutes
-// (the lossy scenario of `make chaos`). Writes are never retried here: the
+// so an API server that fails a few requests in a hundred held a release
+// for minutes (the lossy scenario of `make chaos`). Writes are never retried here: the
 // next pass reads again and decides again.
 var readBackoff = wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 3}
 

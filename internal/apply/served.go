@@ -2,7 +2,6 @@ package apply
 
 import (
 	"errors"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -12,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
@@ -75,14 +73,6 @@ func NewServedKinds(newInner func() (apimeta.RESTMapper, error), recheck time.Du
 	}
 	m.inner.Store(&mapperBox{inner})
 	return m, nil
-}
-
-// NewServedKindsFor builds a ServedKinds over controller-runtime's dynamic
-// mapper of cfg; its signature is the manager's MapperProvider.
-func NewServedKindsFor(recheck time.Duration) func(cfg *rest.Config, httpClient *http.Client) (apimeta.RESTMapper, error) {
-	return func(cfg *rest.Config, httpClient *http.Client) (apimeta.RESTMapper, error) {
-		return NewServedKinds(func() (apimeta.RESTMapper, error) { return apiutil.NewDynamicRESTMapper(cfg, httpClient) }, recheck)
-	}
 }
 
 // Reset forgets every kind believed not served, and what the mapper

@@ -76,10 +76,8 @@ type Targets struct {
 	// Mapper, when set, is the REST mapper of every client of the local
 	// cluster, whatever identity it impersonates: discovery answers the
 	// same for every account, and a mapper of its own would cost each
-	// tenant's client a discovery of every group and a copy of it (about
-	// 30 requests and 0.8 MiB each, measured under the lockdown by
-	// `make chaos`' tenants scenario). A remote cluster's client discovers
-	// its own.
+	// tenant's client a discovery of every group and a copy of it. A
+	// remote cluster's client discovers its own.
 	Mapper apimeta.RESTMapper
 	// DefaultServiceAccount is impersonated when a HelmRelease names none,
 	// as helm-controller's --default-service-account.
