@@ -38,7 +38,10 @@ var (
 // TestReferenceTablesMatchAPI checks the tables of docs/reference.md that
 // list the public contract against the constants of api.go: every
 // annotation, condition reason and event reason the code defines has a
-// row, and every row names one the code defines.
+// row, and every row names one the code defines. What the code gives each
+// reason (a condition's status, an event's type) is checked where the
+// code gives it, by internal/report's TestConditionTableStatuses and
+// TestEventsTableTypes.
 func TestReferenceTablesMatchAPI(t *testing.T) {
 	consts, err := stringConsts(apiSource)
 	if err != nil {

@@ -36,7 +36,13 @@ var rbacKinds = []string{"Role", "RoleBinding", "ClusterRole", "ClusterRoleBindi
 func watchRBAC(ctx context.Context, log logr.Logger, cs kubernetes.Interface, cache ctrlcache.Cache, reviews *apply.AccessReviews) error {
 	resources := map[string]string{"Role": "roles", "RoleBinding": "rolebindings", "ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings"}
 	for _, kind := range rbacKinds {
-		ok, err := mayWatch(ctx, cs, rbacv1.GroupName, resources[kind])
+		var ok bool
+		// A failure that may pass is asked again (RetryStartup): this runs
+		// at start, and an error here stops the controller.
+		err := RetryStartup(func() (err error) {
+			ok, err = mayWatch(ctx, cs, rbacv1.GroupName, resources[kind])
+			return err
+		})
 		if err != nil {
 			return err
 		}

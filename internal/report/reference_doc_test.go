@@ -36,6 +36,10 @@ const (
 	reasonHeader     = "reason"
 	statusHeader     = "status"
 	typeHeader       = "type"
+	// The gates' table, whose column gatesColumn writes "`Reason` (Status)".
+	gatesSection = "Gates and waits"
+	gatesHeader  = "gate, or bad input"
+	gatesColumn  = "reason (status)"
 )
 
 // Where the literal status and reason pairs are read from: every decision
@@ -45,21 +49,26 @@ var (
 	apiSource = filepath.Join("..", "..", "api", "api.go")
 )
 
-// docReason matches a reason written in a table cell: `Name`.
-var docReason = regexp.MustCompile("`[A-Z][A-Za-z]+`")
+var (
+	// docReason matches a reason written in a table cell: `Name`.
+	docReason = regexp.MustCompile("`[A-Z][A-Za-z]+`")
+	// gateStatus matches a reason with its status: `Name` (Status).
+	gateStatus = regexp.MustCompile("`([A-Z][A-Za-z]+)` \\((True|False|Unknown)\\)")
+)
 
 // TestConditionTableStatuses summarizes a pass of every kind (see passes)
 // and checks the status column of the condition's reasons table of
 // docs/reference.md against the conditions Summarize writes: each reason
-// has the status the code gives it, and only that one. So that no way the
-// plan concludes escapes the passes, every status and reason pair that
-// internal/plan writes as constants must come out of one of them.
+// has the status the code gives it, and only that one; so has each reason
+// the gates' table writes with a status. So that no way the plan concludes
+// escapes the passes, every status and reason pair that internal/plan
+// writes as constants must come out of one of them.
 func TestConditionTableStatuses(t *testing.T) {
 	g := NewWithT(t)
-	code := map[string][]string{}
+	code := produced{}
 	for _, p := range passes(t) {
 		if c := Summarize(p.res).Condition; c != nil {
-			code[c.Reason] = addOnce(code[c.Reason], string(c.Status))
+			code.add(c.Reason, string(c.Status), p.name)
 		}
 	}
 
@@ -68,7 +77,7 @@ func TestConditionTableStatuses(t *testing.T) {
 	g.Expect(literal).NotTo(BeEmpty(), "no status and reason pair found in %s: has the way it writes them changed?", planDir)
 	var uncovered []string
 	for _, p := range literal {
-		if !slices.Contains(code[p.reason], p.status) {
+		if !slices.Contains(code.values(p.reason), p.status) {
 			uncovered = append(uncovered, fmt.Sprintf("%s gives %s status %s, which no pass of passes() concludes: add one", p.pos, p.reason, p.status))
 		}
 	}
@@ -77,6 +86,20 @@ func TestConditionTableStatuses(t *testing.T) {
 	doc := documented(g, conditionSection, statusHeader)
 	g.Expect(differences(doc, code, "status", "the conditions Summarize writes")).To(BeEmpty(),
 		"the condition reasons table of %s (%q) and the code disagree", referenceDoc, "## "+conditionSection)
+
+	// The gates' table writes the reason of each gate with its status.
+	rows, err := doctable.FileRows(referenceDoc, gatesSection, gatesHeader)
+	g.Expect(err).NotTo(HaveOccurred())
+	var wrong []string
+	for _, r := range rows {
+		for _, m := range gateStatus.FindAllStringSubmatch(r[gatesColumn], -1) {
+			if want := []string{m[2]}; !slices.Equal(code.values(m[1]), want) {
+				wrong = append(wrong, fmt.Sprintf("%s: the page's status is %s, the conditions Summarize writes give %s",
+					m[1], m[2], code.describe(m[1])))
+			}
+		}
+	}
+	g.Expect(wrong).To(BeEmpty(), "the %q column of the gates table of %s (%q) and the code disagree", gatesColumn, referenceDoc, "## "+gatesSection)
 }
 
 // TestEventsTableTypes summarizes a pass of every kind (see passes) and
@@ -85,10 +108,10 @@ func TestConditionTableStatuses(t *testing.T) {
 // and only that one, and each reason emitted has a row.
 func TestEventsTableTypes(t *testing.T) {
 	g := NewWithT(t)
-	code := map[string][]string{}
+	code := produced{}
 	for _, p := range passes(t) {
 		for _, e := range Summarize(p.res).Events {
-			code[e.Reason] = addOnce(code[e.Reason], e.Type)
+			code.add(e.Reason, e.Type, p.name)
 		}
 	}
 	doc := documented(g, eventsSection, typeHeader)
@@ -96,10 +119,10 @@ func TestEventsTableTypes(t *testing.T) {
 		"the events table of %s (%q) and the code disagree", referenceDoc, "## "+eventsSection)
 }
 
-// TestReferenceLiteralStatusPairs checks the reader of the pairs on a file of each
-// form: it finds a composite literal's and an assignment's pairs, leaves
-// out pairs set from variables and test files, and refuses a pair it could
-// only half read.
+// TestReferenceLiteralStatusPairs checks the reader of the pairs on a file
+// of each form: it finds a composite literal's and an assignment's pairs,
+// leaves out pairs set from variables and test files, and refuses a pair it
+// could only half read.
 func TestReferenceLiteralStatusPairs(t *testing.T) {
 	g := NewWithT(t)
 	dir := t.TempDir()
@@ -124,6 +147,36 @@ func b(c *Conclusion, v Verdict) {
 	write("half.go", `func c(r string) Verdict { return Verdict{Status: metav1.ConditionFalse, Reason: r} }`)
 	_, err = literalStatusPairs(dir, apiSource)
 	g.Expect(err).To(MatchError(ContainSubstring("half.go:3:")))
+}
+
+// produced are the values the code gives each reason in a column (a
+// status, a type), each with the passes that gave it, for the messages.
+type produced map[string]map[string][]string
+
+func (p produced) add(reason, value, pass string) {
+	if p[reason] == nil {
+		p[reason] = map[string][]string{}
+	}
+	p[reason][value] = append(p[reason][value], pass)
+}
+
+// values are the values given reason, sorted.
+func (p produced) values(reason string) []string {
+	var out []string
+	for v := range p[reason] {
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// describe names the values given reason and the passes that gave each.
+func (p produced) describe(reason string) string {
+	var out []string
+	for _, v := range p.values(reason) {
+		out = append(out, fmt.Sprintf("%s (passes %q)", v, p[reason][v]))
+	}
+	return strings.Join(out, " and ")
 }
 
 // namedPass is a pass's result, named for the messages.
@@ -269,23 +322,25 @@ func documented(g Gomega, section, column string) map[string][]string {
 // differences compares, reason by reason, the values of a column the page
 // gives (doc) with those the code gives (code), and names every
 // difference, so that one run names them all.
-func differences(doc, code map[string][]string, column, source string) []string {
+func differences(doc map[string][]string, code produced, column, source string) []string {
 	var out []string
 	for _, reason := range sortedKeys(doc) {
 		switch {
 		case len(code[reason]) == 0:
 			out = append(out, fmt.Sprintf("%s: no pass of passes() produces it, so its %s is not checked: add one", reason, column))
-		case !slices.Equal(doc[reason], code[reason]):
+		case !slices.Equal(doc[reason], code.values(reason)):
 			out = append(out, fmt.Sprintf("%s: the page's %s is %s, %s give %s", reason, column,
-				strings.Join(doc[reason], " and "), source, strings.Join(code[reason], " and ")))
+				strings.Join(doc[reason], " and "), source, code.describe(reason)))
 		}
 	}
-	for _, reason := range sortedKeys(code) {
+	var noRow []string
+	for reason := range code {
 		if len(doc[reason]) == 0 {
-			out = append(out, fmt.Sprintf("%s: in %s (%s %s) but with no row", reason, source, column, strings.Join(code[reason], " and ")))
+			noRow = append(noRow, fmt.Sprintf("%s: in %s (%s %s) but with no row", reason, source, column, code.describe(reason)))
 		}
 	}
-	return out
+	slices.Sort(noRow)
+	return append(out, noRow...)
 }
 
 // statusPair is a condition status and reason written together as
