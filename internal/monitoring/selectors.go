@@ -58,7 +58,7 @@ var unsupported = map[string]bool{"label_replace": true, "label_join": true, "co
 // Prometheus module to this one's dependencies): it understands the
 // expressions this project ships, refuses functions whose arguments name
 // labels, and leaves syntax checks to promtool (hack/promcheck).
-func Parse(expr string) (Use, error) {
+func Parse(expr string) (Use, error) { //nolint:gocognit // one pass over the tokens, a case per token kind, reads best whole
 	toks, err := tokenize(expr)
 	if err != nil {
 		return Use{}, err

@@ -29,7 +29,7 @@ type token struct {
 
 // tokenize splits expr into tokens. Range and subquery durations ([5m],
 // [1h:1m]) are dropped, since they name nothing.
-func tokenize(expr string) ([]token, error) {
+func tokenize(expr string) ([]token, error) { //nolint:gocognit // a lexer: a case per character class, reads best whole
 	var out []token
 	s := expr
 	for len(s) > 0 {

@@ -92,7 +92,7 @@ func (p *soakProcess) get() (pid, incarnation int, started time.Time) {
 // every tenth to fifth of it (never with CHAOS_KILLS=0) and restarts kube-apiserver once halfway, while it
 // reads the controller's memory and goroutines every 10 s and times the
 // correction of each drift.
-func (r *run) soak(ctx context.Context) error {
+func (r *run) soak(ctx context.Context) error { //nolint:funlen // the soak's schedule (drifts, kills, the restart, the samples) reads best as one loop
 	killMin, killMax := r.cfg.SoakFor/10, r.cfg.SoakFor/5
 	kills := fmt.Sprintf("a SIGKILL every %s-%s", killMin, killMax)
 	if r.cfg.Kills == 0 {
