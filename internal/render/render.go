@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/templatedrift/template-drift-controller/internal/plan"
 	"github.com/templatedrift/template-drift-controller/internal/release"
 )
 
@@ -89,7 +90,7 @@ func Action(req Request) (*action.Upgrade, error) {
 	if up.ServerSideApply == "auto" {
 		// helm-controller resolves "auto" itself, as Helm would (the last
 		// release's apply method), so that it can force conflicts under
-		// server-side apply, which Helm does not.
+		// server-side apply, which Helm does not: plan.HelmFactsOf's rule.
 		last, err := cfg.Releases.Last(release.Name(hr))
 		if err != nil {
 			return nil, fmt.Errorf("failed to read the last release (an upgrade needs one): %w", err)
@@ -98,7 +99,7 @@ func Action(req Request) (*action.Upgrade, error) {
 		if !ok {
 			return nil, fmt.Errorf("release %s: only Helm's v1 releases (chart API v2) are supported", release.Name(hr))
 		}
-		up.ServerSideApply = fmt.Sprint(typed.ApplyMethod == "ssa")
+		up.ServerSideApply = fmt.Sprint(plan.HelmFactsOf(hr, plan.ApplyMethod(typed.ApplyMethod)).ApplyMethod == plan.ApplyServerSide)
 	}
 	up.ForceConflicts = up.ServerSideApply == "true"
 	up.ForceReplace = hr.GetUpgrade().Force && !up.ForceConflicts
