@@ -1,13 +1,9 @@
 package api_test
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -43,7 +39,7 @@ var (
 // code gives it, by internal/report's TestConditionTableStatuses and
 // TestEventsTableTypes.
 func TestReferenceTablesMatchAPI(t *testing.T) {
-	consts, err := stringConsts(apiSource)
+	consts, err := doctable.Constants(apiSource)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,40 +89,6 @@ func TestReferenceTablesMatchAPI(t *testing.T) {
 				tt.name, referenceDoc, "## "+tt.section, apiSource, strings.Join(mismatches, "\n"))
 		})
 	}
-}
-
-// stringConsts returns the string constants declared in the Go file at
-// path, by name.
-func stringConsts(path string) (map[string]string, error) {
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, decl := range f.Decls {
-		gen, ok := decl.(*ast.GenDecl)
-		if !ok || gen.Tok != token.CONST {
-			continue
-		}
-		for _, spec := range gen.Specs {
-			vs := spec.(*ast.ValueSpec)
-			for i, name := range vs.Names {
-				if i >= len(vs.Values) {
-					continue
-				}
-				lit, ok := vs.Values[i].(*ast.BasicLit)
-				if !ok || lit.Kind != token.STRING {
-					continue
-				}
-				v, err := strconv.Unquote(lit.Value)
-				if err != nil {
-					return nil, err
-				}
-				out[name.Name] = v
-			}
-		}
-	}
-	return out, nil
 }
 
 // values returns the sorted values of the constants that keep accepts.

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -362,7 +361,7 @@ var conditionStatuses = map[string]metav1.ConditionStatus{
 // assignment that sets one of the two as a constant and the other from a
 // variable cannot be read here and is an error: it would hide a pair.
 func literalStatusPairs(dir, apiPath string) ([]statusPair, error) {
-	reasons, err := apiConsts(apiPath)
+	reasons, err := doctable.Constants(apiPath)
 	if err != nil {
 		return nil, err
 	}
@@ -445,35 +444,6 @@ func constant(e ast.Expr, pkg string) (string, bool) {
 		return "", false
 	}
 	return sel.Sel.Name, true
-}
-
-// apiConsts returns the string constants of the Go file at path, by name.
-func apiConsts(path string) (map[string]string, error) {
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, decl := range f.Decls {
-		gen, ok := decl.(*ast.GenDecl)
-		if !ok || gen.Tok != token.CONST {
-			continue
-		}
-		for _, spec := range gen.Specs {
-			vs := spec.(*ast.ValueSpec)
-			for i, name := range vs.Names {
-				if i >= len(vs.Values) {
-					continue
-				}
-				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					if out[name.Name], err = strconv.Unquote(lit.Value); err != nil {
-						return nil, err
-					}
-				}
-			}
-		}
-	}
-	return out, nil
 }
 
 // addOnce adds v to a sorted list of values, once.
