@@ -30,7 +30,8 @@ func blockedCluster(by string, pause bool) func(*unstructured.Unstructured) {
 // (a crash between setting and lifting it) is lifted by the next pass; on
 // a Cluster paused since (clusterctl waits for the block) that pass first
 // finishes the correction; a pass that fails after some of its writes
-// keeps the block for the pass that finishes them; another controller's
+// keeps the block for the pass that finishes them; one that cannot go on
+// (a template whose correction fails) lifts it; another controller's
 // block-move annotation is left alone; and a Cluster paused between the
 // pass's reads and its move block gets no write at all.
 func TestMoveBlock(t *testing.T) {
@@ -97,6 +98,16 @@ func TestMoveBlock(t *testing.T) {
 		w.expectNoDanglingRefs()
 		w.g.Expect(w.reconcile()).To(Equal(0))
 		w.g.Expect(w.condition().Reason).To(Equal(api.ClusterPausedReason))
+	})
+	t.Run("a move block left behind while a template's correction fails is lifted, not held until someone fixes it", func(t *testing.T) {
+		// In-place asked for locked data templates: the server refuses it,
+		// the correction stops before any write, and would stop every pass.
+		w := newWorld(t, scenario{annotations: withStrategy(api.StrategyInPlace), live: metaLive, release: metaRelease, applyMethod: "csa",
+			liveMutate: blockedCluster(api.ControllerName, false)})
+		w.g.Expect(w.reconcile()).To(Equal(1), "the lift, no correction")
+		w.g.Expect(w.get(md, "Cluster", "mgmt").GetAnnotations()).NotTo(HaveKey(api.BlockMoveAnnotation))
+		w.g.Expect(w.condition().Reason).To(Equal(api.CorrectionFailedReason))
+		w.g.Expect(w.reconcile()).To(Equal(0), "nothing to block or lift after it")
 	})
 	t.Run("another controller's block-move annotation is left alone", func(t *testing.T) {
 		w := newWorld(t, scenario{annotations: enabled, live: metaLive, release: metaRelease, applyMethod: "csa",

@@ -200,35 +200,36 @@ type Progress struct {
 }
 
 // Lifts returns the move blocks to lift when a pass's steps end (each
-// OpUnblockMove). When every step succeeded, all of Unblock: the blocks
-// this pass set and those an earlier pass left.
-//
-// When a step failed, a block stays while the correction it guards is
-// unfinished and a retry will finish it, so that a waiting
-// `clusterctl move` never copies it half done, and a retry does not set
-// and lift the same block again:
-//   - after any write under the blocks (a correction or a prune), every
-//     block stays: the namespace is half corrected, and the next pass,
-//     which goes on even if clusterctl has paused the Cluster since
-//     (PausedClusters), finishes the correction and lifts them;
+// OpUnblockMove): all of Unblock, the blocks this pass set and those an
+// earlier pass left, except while a retry will go on with the correction
+// they guard. Then every block stays, so that a waiting `clusterctl move`
+// never copies the correction half done, and a retry does not set and
+// lift the same block again:
+//   - after any write under the blocks (a correction or a prune): the
+//     namespace is half corrected, and the next pass, which goes on even
+//     if clusterctl has paused the Cluster since (PausedClusters),
+//     finishes the correction and lifts them;
 //   - after a failure that may pass (ErrorMayPass: a 5xx, a 429, a
-//     timeout, a lost answer, whose write may even have been stored), every
-//     block stays as well: the pass is retried with back-off and finds its
-//     own blocks in place;
-//   - otherwise (a refusal, a conflict, a Cluster found paused before the
-//     first write) the correction does not go on by itself: the pass lifts
-//     the blocks it set, and keeps those an earlier pass left, which mark a
-//     correction still half done.
+//     timeout, a lost answer, whose write may even have been stored) or a
+//     lost race (ErrorConflict: a 409): the pass is retried with back-off,
+//     reads again, and finds its own blocks in place.
+//
+// A pass that failed otherwise before its first write (a template whose
+// correction failed, a refusal, a Cluster found paused or replaced) lifts
+// them all: the correction does not go on until someone acts, and holding
+// `clusterctl move` meanwhile would hold it for as long as that takes.
 func (s PassScript) Lifts(p Progress) []Step {
-	lift := s.Unblock
 	if p.Err != nil {
-		if p.Writes+len(p.Pruned) > 0 || ClassifyError(p.Err) == ErrorMayPass {
+		switch ClassifyError(p.Err) {
+		case ErrorMayPass, ErrorConflict:
 			return nil
 		}
-		lift = s.Block
+		if p.Writes+len(p.Pruned) > 0 {
+			return nil
+		}
 	}
-	steps := make([]Step, 0, len(lift))
-	for _, cl := range lift {
+	steps := make([]Step, 0, len(s.Unblock))
+	for _, cl := range s.Unblock {
 		steps = append(steps, Step{Op: OpUnblockMove, ID: manifest.IDOf(cl), Live: cl,
 			Log: "Lifting the move block of this pass"})
 	}
