@@ -13,10 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
-	"github.com/templatedrift/template-drift-controller/controllers"
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
-	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
 // countingReader counts the reads that reach the API server.
@@ -68,18 +66,11 @@ func (w *world) cachedVersions() map[string][]string {
 // cachedReader builds the informers production reads the local cluster
 // from (controllers.newReadCache), for every kind this suite's worlds hold,
 // with the release Secrets' metadata selected by owner=helm. Reads of
-// anything else reach the API server and are counted. With narrowed, as
-// with --object-label-selector, the kinds a release renders (plan.Narrowable)
-// come from a second informer cache that holds only the objects it matches,
-// the holders from the first (controllers.NewSplitCache).
-func (w *world) cachedReader(narrowed labels.Selector) *apply.CachedReader {
+// anything else reach the API server and are counted.
+func (w *world) cachedReader() *apply.CachedReader {
 	templates, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
 	w.g.Expect(err).NotTo(HaveOccurred())
-	c := w.informerCache(templates, nil)
-	isNarrowed := func(gk schema.GroupKind) bool { return plan.Narrowable(gk, templates.Match(gk)) }
-	if narrowed != nil {
-		c = controllers.NewSplitCache(c, w.informerCache(templates, narrowed), isNarrowed)
-	}
+	c := w.informerCache(templates)
 	ctx, cancel := context.WithCancel(context.Background())
 	w.t.Cleanup(cancel)
 	go func() { _ = c.Start(ctx) }()
@@ -91,22 +82,17 @@ func (w *world) cachedReader(narrowed labels.Selector) *apply.CachedReader {
 		schema.GroupKind{Group: "bootstrap.cluster.x-k8s.io", Kind: "KubeadmConfigTemplate"}) {
 		kinds[gk] = true
 	}
-	r := &apply.CachedReader{Cache: recordingCache{Reader: c, w: w}, Live: countingReader{Reader: w.tgt.Client, w: w}, Kinds: kinds, SecretMetadata: true}
-	if narrowed != nil {
-		r.Narrowed, r.Selector = isNarrowed, narrowed
-	}
-	return r
+	return &apply.CachedReader{Cache: recordingCache{Reader: c, w: w}, Live: countingReader{Reader: w.tgt.Client, w: w}, Kinds: kinds, SecretMetadata: true}
 }
 
-// informerCache is one informer cache of cachedReader: as the controller's,
-// the Clusters, consumers and holders slimmed to what a pass reads of them;
-// with selector, only the objects it matches.
-func (w *world) informerCache(templates *manifest.KindMatcher, selector labels.Selector) ctrlcache.Cache {
+// informerCache is the informer cache of cachedReader: as the controller's,
+// the Clusters, consumers and holders slimmed to what a pass reads of them.
+func (w *world) informerCache(templates *manifest.KindMatcher) ctrlcache.Cache {
 	secretMeta := &metav1.PartialObjectMetadata{}
 	secretMeta.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
 	c, err := ctrlcache.New(w.tgt.Config, ctrlcache.Options{Scheme: w.tgt.Client.Scheme(), ByObject: map[client.Object]ctrlcache.ByObject{
 		secretMeta: {Label: labels.SelectorFromSet(labels.Set{"owner": "helm"})},
-	}, DefaultTransform: apply.SlimTransform(templates.Match), DefaultLabelSelector: selector})
+	}, DefaultTransform: apply.SlimTransform(templates.Match)})
 	w.g.Expect(err).NotTo(HaveOccurred())
 	return c
 }

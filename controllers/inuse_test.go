@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
@@ -332,8 +331,7 @@ func machineSetsNaming(g Gomega, w *world, template string) []string {
 // releasing its finalizer) once the claim is gone. With
 // templatedrift.io/prune: disabled nothing is deleted.
 func TestPruneOnlyWhenUnused(t *testing.T) {
-	t.Run("MachineSet", func(t *testing.T) { pruneWhenMachineSetGone(t, false) })
-	t.Run("MachineSet, read cache narrowed to labelled objects", func(t *testing.T) { pruneWhenMachineSetGone(t, true) })
+	t.Run("MachineSet", pruneWhenMachineSetGone)
 
 	t.Run("claims", func(t *testing.T) {
 		w := newWorld(t, scenario{annotations: enabled, live: metaLive, release: metaRelease, applyMethod: "csa"})
@@ -374,20 +372,10 @@ func TestPruneOnlyWhenUnused(t *testing.T) {
 
 // pruneWhenMachineSetGone: a rotated Metal3MachineTemplate that a
 // MachineSet of the real Cluster API manager still clones from is kept
-// through a second rotation, and deleted once the MachineSet is gone. With
-// narrowed, the pass reads through a read cache narrowed to shard=one and
-// the release's objects carry that label; the MachineSets Cluster API makes
-// do not, and the read cache holds them whole.
-func pruneWhenMachineSetGone(t *testing.T, narrowed bool) {
-	var opts []option
-	if narrowed {
-		opts = append(opts, narrowedReads(labels.SelectorFromSet(labels.Set{"shard": "one"})))
-	}
-	w := newWorld(t, scenario{annotations: withStrategy(api.StrategyRotate), live: bootstrap, release: mgmt, applyMethod: "csa"}, opts...)
+// through a second rotation, and deleted once the MachineSet is gone.
+func pruneWhenMachineSetGone(t *testing.T) {
+	w := newWorld(t, scenario{annotations: withStrategy(api.StrategyRotate), live: bootstrap, release: mgmt, applyMethod: "csa"})
 	g := w.g
-	if narrowed {
-		w.labelAll(labels.Set{"shard": "one"})
-	}
 	firstMachineSet(w, "mgmt-md0")
 	w.reconcile()
 	first := expectRotated(w, m3, "Metal3MachineTemplate", "mgmt-md0").GetName()

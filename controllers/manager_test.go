@@ -14,7 +14,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -25,7 +24,6 @@ import (
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/controllers"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
-	"github.com/templatedrift/template-drift-controller/internal/report"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
@@ -122,71 +120,4 @@ func reasonOf(c *metav1.Condition) string {
 		return ""
 	}
 	return c.Reason
-}
-
-// TestManagerNarrowedReadCache runs the controller with
-// --object-label-selector (Setup's ObjectLabelSelector): drift on templates
-// outside the selector is healed all the same, read live; a template that
-// carries the label is served by the narrowed informers, whose watch heals
-// drift introduced later within seconds.
-func TestManagerNarrowedReadCache(t *testing.T) {
-	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa"})
-	g := w.g
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	mgr := newTestManager(g, env.Config)
-	recorder, err := events.NewRecorder(ctrl.Log, "", api.ControllerName, events.WithManager(mgr))
-	g.Expect(err).NotTo(HaveOccurred())
-	kinds, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
-	g.Expect(err).NotTo(HaveOccurred())
-	reg := prometheus.NewRegistry()
-	_, err = controllers.Setup(ctx, mgr, controllers.Config{
-		Kinds: kinds, DeleteWait: 5 * time.Second, ResyncInterval: 10 * time.Minute,
-		ObjectLabelSelector: labels.SelectorFromSet(labels.Set{"shard": "one"}),
-		Events:              recorder, Metrics: reg, MaxConcurrentReconciles: 2,
-	})
-	g.Expect(err).NotTo(HaveOccurred())
-	done := make(chan error)
-	go func() { done <- mgr.Start(ctx) }()
-	defer func() { cancel(); g.Expect(<-done).To(Succeed()) }()
-
-	url := func() string {
-		return str(w.get(m3, "Metal3MachineTemplate", "mgmt-md0"), "spec", "template", "spec", "image", "url")
-	}
-	t.Log("templates outside the selector are read live and healed")
-	g.Eventually(url, 20*time.Second, 200*time.Millisecond).Should(Equal(mgmt.ImageURL))
-	g.Eventually(func() string { return reasonOf(w.condition()) }, 10*time.Second, 200*time.Millisecond).Should(Equal(api.DriftCorrectedReason))
-	g.Expect(counterValue(g, reg, report.UncachedReadsMetric, "kind", "Metal3MachineTemplate")).To(BeNumerically(">", 0),
-		"the reads outside the selector are counted")
-
-	t.Log("a template with the label is watched through the narrowed informers")
-	m3mt := w.get(m3, "Metal3MachineTemplate", "mgmt-md0")
-	m3mt.SetLabels(labels.Merge(m3mt.GetLabels(), labels.Set{"shard": "one"}))
-	g.Expect(env.Client.Update(ctx, m3mt)).To(Succeed())
-	m3mt = w.get(m3, "Metal3MachineTemplate", "mgmt-md0")
-	g.Expect(unstructured.SetNestedField(m3mt.Object, bootstrap.ImageURL, "spec", "template", "spec", "image", "url")).To(Succeed())
-	g.Expect(env.Client.Update(ctx, m3mt)).To(Succeed())
-	start := time.Now()
-	g.Eventually(url, 10*time.Second, 100*time.Millisecond).Should(Equal(mgmt.ImageURL))
-	t.Logf("drift on a labelled template was healed in %s", time.Since(start).Round(time.Millisecond))
-}
-
-// counterValue is the value of the counter name whose label key is value
-// in reg; 0 when it has no such series.
-func counterValue(g Gomega, reg *prometheus.Registry, name, key, value string) float64 {
-	families, err := reg.Gather()
-	g.Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == key && l.GetValue() == value {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
 }

@@ -13,8 +13,6 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
-	"github.com/templatedrift/template-drift-controller/internal/plan"
-	"github.com/templatedrift/template-drift-controller/internal/report"
 )
 
 // newReadCache builds the informers a pass reads the local cluster from,
@@ -28,29 +26,13 @@ import (
 // manager. The watches of the template and consumer kinds use the same
 // informers (kindWatches). It returns nil, and passes read live, when the
 // controller may list and watch none of them.
-//
-// With objects (--object-label-selector), the kinds a release renders
-// (plan.Narrowable) come from informers that hold only the objects it
-// matches (splitCache), and a get of one of them that the cache does not
-// hold reads live (apply.CachedReader.Narrowed), counted in metrics when it
-// finds the object.
-func newReadCache(mgr ctrl.Manager, kinds WatchKinds, templates *manifest.KindMatcher, mapper apimeta.RESTMapper, objects labels.Selector, metrics *report.Metrics) (*apply.CachedReader, ctrlcache.Cache, error) {
+func newReadCache(mgr ctrl.Manager, kinds WatchKinds, templates *manifest.KindMatcher, mapper apimeta.RESTMapper) (*apply.CachedReader, ctrlcache.Cache, error) {
 	if len(kinds.Read) == 0 && !kinds.SecretMetadata && !kinds.CustomResourceDefinitions {
 		return nil, nil, nil
 	}
-	c, err := newInformerCache(mgr, templates, mapper, nil)
+	c, err := newInformerCache(mgr, templates, mapper)
 	if err != nil {
 		return nil, nil, err
-	}
-	var narrowed func(schema.GroupKind) bool
-	if objects != nil && !objects.Empty() {
-		narrow, err := newInformerCache(mgr, templates, mapper, objects)
-		if err != nil {
-			return nil, nil, err
-		}
-		isTemplate := isTemplate(templates)
-		narrowed = func(gk schema.GroupKind) bool { return plan.Narrowable(gk, isTemplate(gk)) }
-		c = &splitCache{whole: c, narrow: narrow, narrowed: narrowed}
 	}
 	if err := mgr.Add(c); err != nil {
 		return nil, nil, fmt.Errorf("failed to run the read cache: %w", err)
@@ -59,14 +41,11 @@ func newReadCache(mgr ctrl.Manager, kinds WatchKinds, templates *manifest.KindMa
 	for _, gk := range kinds.Read {
 		read[gk] = true
 	}
-	return &apply.CachedReader{Cache: c, Live: mgr.GetAPIReader(), Kinds: read, SecretMetadata: kinds.SecretMetadata,
-		Narrowed: narrowed, Selector: objects, Uncached: metrics.ReadUncached}, c, nil
+	return &apply.CachedReader{Cache: c, Live: mgr.GetAPIReader(), Kinds: read, SecretMetadata: kinds.SecretMetadata}, c, nil
 }
 
-// newInformerCache builds one informer cache of the read cache; with
-// objects, every informer it starts lists and watches only the objects
-// the selector matches.
-func newInformerCache(mgr ctrl.Manager, templates *manifest.KindMatcher, mapper apimeta.RESTMapper, objects labels.Selector) (ctrlcache.Cache, error) {
+// newInformerCache builds the informer cache of the read cache.
+func newInformerCache(mgr ctrl.Manager, templates *manifest.KindMatcher, mapper apimeta.RESTMapper) (ctrlcache.Cache, error) {
 	secretMeta := &metav1.PartialObjectMetadata{}
 	secretMeta.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
 	c, err := ctrlcache.New(mgr.GetConfig(), ctrlcache.Options{
@@ -79,8 +58,6 @@ func newInformerCache(mgr ctrl.Manager, templates *manifest.KindMatcher, mapper 
 		// reads only the metadata and the template references (and
 		// spec.paused): the rest, status included, is not kept.
 		DefaultTransform: apply.SlimTransform(isTemplate(templates)),
-		// nil lists and watches every object.
-		DefaultLabelSelector: objects,
 		ByObject: map[client.Object]ctrlcache.ByObject{
 			secretMeta: {Label: labels.SelectorFromSet(labels.Set{"owner": "helm"})},
 		},

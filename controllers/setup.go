@@ -8,7 +8,6 @@ import (
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	"github.com/prometheus/client_golang/prometheus"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -36,10 +35,6 @@ import (
 type Config struct {
 	// Kinds are the template kinds (--template-kinds).
 	Kinds *manifest.KindMatcher
-	// ObjectLabelSelector (--object-label-selector), when not empty, narrows
-	// the read cache's templates, consumers and Clusters to the objects it
-	// matches; the rest are read live.
-	ObjectLabelSelector labels.Selector
 	// MaxManifestBytes bounds the release manifest (--max-manifest-bytes).
 	MaxManifestBytes int
 	// MaxReleaseCacheBytes bounds the decoded releases kept between passes
@@ -95,7 +90,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	}
 	metrics := report.NewMetrics(cfg.Metrics)
 	metrics.InitKinds(templateKinds(kinds.Watch, cfg.Kinds))
-	cached, readCache, err := newReadCache(mgr, kinds, cfg.Kinds, served, cfg.ObjectLabelSelector, metrics)
+	cached, readCache, err := newReadCache(mgr, kinds, cfg.Kinds, served)
 	if err != nil {
 		return WatchKinds{}, err
 	}

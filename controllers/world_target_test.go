@@ -137,7 +137,7 @@ func (w *world) reconciler(how reach) *controllers.HelmReleaseReconciler {
 	w.recorder = events.NewFakeRecorder(100)
 	target := &apply.Target{Client: w.wrap(w.tgt.Client), Secrets: cs.CoreV1(), Key: "test"}
 	if how.cached {
-		target.Reader = w.cachedReader(how.narrowed)
+		target.Reader = w.cachedReader()
 	}
 	var targets pipeline.TargetResolver = staticTarget{t: target}
 	if how.production {
@@ -146,7 +146,7 @@ func (w *world) reconciler(how reach) *controllers.HelmReleaseReconciler {
 		if how.reviewed {
 			// As under the chart's lockdown: the controller may not
 			// read Secrets, so its informers hold none.
-			cached := w.cachedReader(how.narrowed)
+			cached := w.cachedReader()
 			cached.SecretMetadata = false
 			tg.Cached, tg.ReviewTTL, tg.Local = cached, 5*time.Minute, w.recordingConfig()
 		}

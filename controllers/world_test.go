@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,9 +62,6 @@ type reach struct {
 	// cached reads the target through informers, as production reads the
 	// local cluster as the controller's own identity (see cachedReader).
 	cached bool
-	// narrowed (with cached) narrows the informers of the kinds a release
-	// renders to the objects it matches, as --object-label-selector does.
-	narrowed labels.Selector
 	// reviewed (with production) serves an impersonated account's reads
 	// from informers where its access reviews allow (apply.ReviewedReader).
 	reviewed bool
@@ -98,12 +94,6 @@ func reviewedReads(defaultServiceAccount string) option {
 
 // cachedReads reads the target through informers.
 func cachedReads() option { return func(r *reach) { r.cached = true } }
-
-// narrowedReads reads the target through informers that hold, of the kinds
-// a release renders, only the objects selector matches.
-func narrowedReads(selector labels.Selector) option {
-	return func(r *reach) { r.cached, r.narrowed = true, selector }
-}
 
 // errCrash is what the fault-injecting client returns instead of a write:
 // the controller "dies" right there.

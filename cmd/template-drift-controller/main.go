@@ -47,7 +47,6 @@ type flags struct {
 	templateKinds                       []string
 	resyncInterval, deleteWait          time.Duration
 	defaultServiceAccount               string
-	objectLabelSelector                 string
 	accessReviewTTL                     time.Duration
 	maxManifestBytes                    int
 	maxReleaseCacheBytes                int64
@@ -82,8 +81,6 @@ func parseFlags(args []string) (*flags, error) {
 	fs.IntVar(&f.maxManifestBytes, "max-manifest-bytes", manifest.DefaultMaxManifestBytes, "The largest release manifest parsed.")
 	fs.Int64Var(&f.maxReleaseCacheBytes, "max-release-cache-bytes", release.DefaultMemoBytes,
 		"The bytes of decoded releases kept between passes (their manifests, compressed, mostly); 0 decodes every pass's release again.")
-	fs.StringVar(&f.objectLabelSelector, "object-label-selector", "",
-		"Cache only the templates, consumers and Clusters with these labels, and read the others live: a shard's selector, when its HelmReleases put the shard label on what they render (spec.commonMetadata.labels).")
 	fs.DurationVar(&f.gracefulShutdown, "graceful-shutdown-timeout", 60*time.Second, "How long to wait for reconciles on shutdown.")
 	fs.BoolVar(&f.version, "version", false, "Print the version, commit and commit date, then exit.")
 	f.client.BindFlags(fs)
@@ -197,10 +194,6 @@ func run(f *flags) error {
 	if err != nil {
 		return fmt.Errorf("failed to parse watch label selector: %w", err)
 	}
-	objects, err := labels.Parse(f.objectLabelSelector)
-	if err != nil {
-		return fmt.Errorf("failed to parse --object-label-selector %q: %w", f.objectLabelSelector, err)
-	}
 	if err := f.jitter.SetGlobalJitter(nil); err != nil {
 		return fmt.Errorf("failed to set the interval jitter: %w", err)
 	}
@@ -225,7 +218,7 @@ func run(f *flags) error {
 	watchKinds, err := controllers.Setup(ctx, mgr, controllers.Config{
 		Kinds: kinds, MaxManifestBytes: f.maxManifestBytes, MaxReleaseCacheBytes: releaseCacheBytes(f.maxReleaseCacheBytes), DeleteWait: f.deleteWait, ResyncInterval: f.resyncInterval,
 		DefaultServiceAccount: f.defaultServiceAccount, AccessReviewTTL: f.accessReviewTTL, KubeConfigOpts: f.kubeConfig,
-		ObjectLabelSelector: objects, Events: recorder, Metrics: ctrlmetrics.Registry,
+		Events: recorder, Metrics: ctrlmetrics.Registry,
 		MaxConcurrentReconciles: f.concurrent, RateLimiter: helper.GetRateLimiter(f.rateLimiter),
 	})
 	if err != nil {
@@ -238,10 +231,6 @@ func run(f *flags) error {
 	}
 	for _, notice := range f.compat.notices() {
 		setupLog.Info(notice)
-	}
-	if !objects.Empty() {
-		setupLog.Info("Caching only the templates, consumers and Clusters the object label selector matches; the others are read live, and their changes are seen at the resync",
-			"selector", objects.String())
 	}
 	setupLog.Info("Starting manager", "controller", api.ControllerName, "version", version.Version, "commit", version.Commit)
 	return mgr.Start(ctx)

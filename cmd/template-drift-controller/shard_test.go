@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
-	"github.com/templatedrift/template-drift-controller/internal/report"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
@@ -41,10 +37,8 @@ func TestLeaderElectionIDPerShard(t *testing.T) {
 
 // TestTwoShards runs two controller processes on one API server, sharded
 // the way Flux shards (--watch-label-selector on sharding.fluxcd.io/key),
-// each with leader election on and its read cache narrowed to its shard
-// (--object-label-selector). Each elects itself on its own Lease, and each
-// drifted release is corrected by exactly one of them: its shard, which
-// reads the release's unlabelled objects live and counts them.
+// each with leader election on. Each elects itself on its own Lease, and
+// each drifted release is corrected by exactly one of them: its shard.
 func TestTwoShards(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -66,13 +60,11 @@ func TestTwoShards(t *testing.T) {
 
 	artifacts := t.TempDir()
 	var procs = map[string]*testenv.Process{}
-	metricsAddrs := map[string]string{}
 	for _, shard := range []string{"shard1", "shard2"} {
 		selector := shardKey + " in (" + shard + ")"
 		p, err := testenv.StartServing("tdc-"+shard, bin, 2, 1, func(a []string) []string {
-			metricsAddrs[shard] = a[0]
 			return []string{"--metrics-addr=" + a[0], "--health-addr=" + a[1], "--watch-all-namespaces",
-				"--enable-leader-election", "--watch-label-selector=" + selector, "--object-label-selector=" + selector, "--log-level=debug"}
+				"--enable-leader-election", "--watch-label-selector=" + selector, "--log-level=debug"}
 		}, []string{"KUBECONFIG=" + env.KubeConfigPath, "RUNTIME_NAMESPACE=" + runtimeNS}, artifacts)
 		g.Expect(err).NotTo(HaveOccurred())
 		t.Cleanup(p.Stop)
@@ -118,13 +110,6 @@ func TestTwoShards(t *testing.T) {
 		g.Expect(got).To(ConsistOf(want), "%s corrected exactly its own releases; log:\n%s", shard, tail(p.Logs(), 40))
 	}
 
-	// The releases' objects carry no shard label: each shard read its own
-	// live, outside its narrowed cache, and counted them.
-	for shard, p := range procs {
-		g.Expect(p.Logs()).To(ContainSubstring("Caching only the templates, consumers and Clusters the object label selector matches"))
-		g.Expect(uncachedReads(t, metricsAddrs[shard], "Metal3MachineTemplate")).To(BeNumerically(">", 0), "%s counted its reads outside the selector", shard)
-	}
-
 	leases := &coordinationv1.LeaseList{}
 	g.Expect(env.Client.List(ctx, leases, client.InNamespace(runtimeNS))).To(Succeed())
 	var names []string
@@ -142,29 +127,4 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// uncachedReads is the value of templatedrift_uncached_reads_total for
-// kind, scraped from the controller's metrics at addr.
-func uncachedReads(t *testing.T, addr, kind string) float64 {
-	t.Helper()
-	c := &http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatalf("scraping %s: %v", addr, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("scraping %s: %v", addr, err)
-	}
-	m := regexp.MustCompile(report.UncachedReadsMetric + `\{kind="` + kind + `"\} (\S+)`).FindSubmatch(body)
-	if m == nil {
-		return 0
-	}
-	v, err := strconv.ParseFloat(string(m[1]), 64)
-	if err != nil {
-		t.Fatalf("the value of %s: %v", report.UncachedReadsMetric, err)
-	}
-	return v
 }

@@ -7,10 +7,8 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,16 +38,6 @@ type CachedReader struct {
 	Kinds map[schema.GroupKind]bool
 	// SecretMetadata is true when Cache holds release Secrets' metadata.
 	SecretMetadata bool
-	// Narrowed, when set, reports the group kinds whose informers hold only
-	// the objects Selector (--object-label-selector) matches. An object of
-	// such a kind that the cache does not hold may still exist: a get that
-	// finds nothing there reads live, and a list may miss objects
-	// (ListsMayMiss, Outside).
-	Narrowed func(schema.GroupKind) bool
-	Selector labels.Selector
-	// Uncached, when set, is told the kind of each object a get found live
-	// after the narrowed cache did not hold it.
-	Uncached func(kind string)
 
 	mu sync.RWMutex
 	// read are the kinds and versions read from Cache so far: each has an
@@ -88,7 +76,7 @@ func (r *CachedReader) Get(ctx context.Context, key client.ObjectKey, obj client
 	if !r.cached(obj) {
 		return r.Live.Get(ctx, key, obj, opts...)
 	}
-	return r.getCached(ctx, key, obj, r.Live, opts...)
+	return r.getCached(ctx, key, obj, opts...)
 }
 
 // List implements client.Reader.
@@ -99,38 +87,12 @@ func (r *CachedReader) List(ctx context.Context, list client.ObjectList, opts ..
 	return r.listCached(ctx, list, opts...)
 }
 
-// ListsMayMiss reports whether a list from the cache may miss objects
-// that exist: some kinds are narrowed to the objects a label selector
-// matches.
-func (r *CachedReader) ListsMayMiss() bool { return r != nil && r.Narrowed != nil }
-
-// Outside reports whether o is of a narrowed kind and outside the
-// selector: the cache does not hold it, nor, most likely, the objects made
-// beside it.
-func (r *CachedReader) Outside(o *unstructured.Unstructured) bool {
-	if !r.ListsMayMiss() || o == nil || !r.Narrowed(o.GroupVersionKind().GroupKind()) {
-		return false
-	}
-	return r.Selector == nil || !r.Selector.Matches(labels.Set(o.GetLabels()))
-}
-
 // getCached and listCached read from the informers, for a kind cached
-// reports held. A get of a narrowed kind that the informers do not hold
-// reads live, with the caller's identity: the object may be one the
-// selector does not match.
-func (r *CachedReader) getCached(ctx context.Context, key client.ObjectKey, obj client.Object, live client.Reader, opts ...client.GetOption) error {
-	cctx, cancel := context.WithTimeout(ctx, cacheReadTimeout)
+// reports held.
+func (r *CachedReader) getCached(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	ctx, cancel := context.WithTimeout(ctx, cacheReadTimeout)
 	defer cancel()
-	if err := r.Cache.Get(cctx, key, obj, opts...); err != nil {
-		if apierrors.IsNotFound(err) && r.narrowed(obj) {
-			if err := live.Get(ctx, key, obj, opts...); err != nil {
-				return err
-			}
-			if r.Uncached != nil {
-				r.Uncached(obj.GetObjectKind().GroupVersionKind().Kind)
-			}
-			return nil
-		}
+	if err := r.Cache.Get(ctx, key, obj, opts...); err != nil {
 		return fmt.Errorf("from the informer cache: %w", err)
 	}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
@@ -153,15 +115,6 @@ func (r *CachedReader) listCached(ctx context.Context, list client.ObjectList, o
 		}
 	}
 	return nil
-}
-
-// narrowed reports whether obj is of a narrowed kind.
-func (r *CachedReader) narrowed(obj runtime.Object) bool {
-	if r.Narrowed == nil {
-		return false
-	}
-	gvk := obj.GetObjectKind().GroupVersionKind()
-	return r.Narrowed(gvk.GroupKind())
 }
 
 // cached reports whether obj (an object or a list) is read from the cache.

@@ -6,7 +6,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,56 +100,4 @@ func TestCachedReaderRoutes(t *testing.T) {
 			g.Expect(live.calls).To(Equal(tc.wantLive))
 		})
 	}
-}
-
-// missing is a client.Reader that holds nothing: every get is NotFound.
-type missing struct{ recorder }
-
-func (m *missing) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	_ = m.recorder.Get(ctx, key, obj, opts...)
-	gvk := obj.GetObjectKind().GroupVersionKind()
-	return apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, key.Name)
-}
-
-// TestCachedReaderNarrowed: a get of a narrowed kind that the informers do
-// not hold reads live, since the object may be one the label selector
-// does not match, and one found there is counted (Uncached); a get of any
-// other kind believes the cache; a list is served by the cache alone, and
-// ListsMayMiss says it may miss objects.
-func TestCachedReaderNarrowed(t *testing.T) {
-	m3mt := schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Kind: "Metal3MachineTemplate"}
-	ms := schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "MachineSet"}
-	obj := func(gvk schema.GroupVersionKind) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(gvk)
-		return u
-	}
-	g := NewWithT(t)
-	ctx := context.Background()
-	cache, live := &missing{}, &recorder{}
-	var uncached []string
-	r := &apply.CachedReader{Cache: cache, Live: live,
-		Kinds:    map[schema.GroupKind]bool{m3mt.GroupKind(): true, ms.GroupKind(): true},
-		Narrowed: func(gk schema.GroupKind) bool { return gk == m3mt.GroupKind() },
-		Uncached: func(kind string) { uncached = append(uncached, kind) }}
-	g.Expect(r.ListsMayMiss()).To(BeTrue())
-
-	g.Expect(r.Get(ctx, client.ObjectKey{Namespace: "mgmt", Name: "workers"}, obj(m3mt))).To(Succeed())
-	g.Expect(cache.calls).To(Equal([]string{"get Metal3MachineTemplate"}))
-	g.Expect(live.calls).To(Equal([]string{"get Metal3MachineTemplate"}))
-	g.Expect(uncached).To(Equal([]string{"Metal3MachineTemplate"}), "an object found outside the cache is counted")
-
-	err := r.Get(ctx, client.ObjectKey{Namespace: "mgmt", Name: "workers-abc"}, obj(ms))
-	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a kind the cache holds whole is not read again: %v", err)
-	g.Expect(live.calls).To(HaveLen(1))
-	g.Expect(uncached).To(HaveLen(1))
-
-	l := &unstructured.UnstructuredList{}
-	l.SetGroupVersionKind(m3mt.GroupVersion().WithKind("Metal3MachineTemplateList"))
-	g.Expect(r.List(ctx, l)).To(Succeed())
-	g.Expect(cache.calls).To(ContainElement("list Metal3MachineTemplateList"))
-	g.Expect(live.calls).To(HaveLen(1))
-
-	g.Expect((&apply.CachedReader{Cache: cache, Live: live}).ListsMayMiss()).To(BeFalse())
-	g.Expect((*apply.CachedReader)(nil).ListsMayMiss()).To(BeFalse())
 }

@@ -43,7 +43,7 @@ var _ client.Reader = &ReviewedReader{}
 // Get implements client.Reader.
 func (r *ReviewedReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	if r.mayList(ctx, obj, key.Namespace) {
-		return r.Cached.getCached(ctx, key, obj, r.Live, opts...)
+		return r.Cached.getCached(ctx, key, obj, opts...)
 	}
 	return r.Live.Get(ctx, key, obj, opts...)
 }

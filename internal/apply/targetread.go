@@ -6,8 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// This file holds how a pass reads its target: from informers, live, or
-// live where a narrowed read cache may miss objects.
+// This file holds how a pass reads its target: from informers or live.
 
 // Read returns the reader of the pass's reads: Reader, or Client, whose
 // live reads retry a failure that may pass (retryingReader); on the local
@@ -54,37 +53,6 @@ func (t *Target) ExpectKinds(gvks ...schema.GroupVersionKind) {
 
 // Cached reports whether reads come from informers.
 func (t *Target) Cached() bool { return t.Reader != nil }
-
-// ListsMayMiss reports whether the pass's lists may miss objects that
-// exist: its reads come from a read cache narrowed by a label selector
-// (CachedReader.Narrowed). Its gets never miss: they read live what the
-// cache does not hold.
-func (t *Target) ListsMayMiss() bool { return t.cachedReader().ListsMayMiss() }
-
-// Outside reports whether one of objs is outside the narrowed read cache
-// (CachedReader.Outside): a pass then lists live, since the objects made
-// beside it (the replacements the add-on made from it) are outside too.
-func (t *Target) Outside(objs ...*unstructured.Unstructured) bool {
-	r := t.cachedReader()
-	for _, o := range objs {
-		if r.Outside(o) {
-			return true
-		}
-	}
-	return false
-}
-
-// cachedReader is the read cache behind the target's reads; nil when it
-// reads live.
-func (t *Target) cachedReader() *CachedReader {
-	switch r := t.Reader.(type) {
-	case *CachedReader:
-		return r
-	case *ReviewedReader:
-		return r.Cached
-	}
-	return nil
-}
 
 // Fresh returns the target with every read made live: a pass confirms
 // with it, before a delete, what the informers said.

@@ -12,14 +12,13 @@ import (
 // shards its controllers. The main instance handles the HelmReleases
 // without the sharding key and each shard those that name it; no
 // Deployment's selector matches another's pods. Without shards there is one
-// Deployment and no selector flag. With sharding.objectsLabelled, each
-// instance's object label selector is its HelmReleases' selector.
+// Deployment and no selector flag.
 func TestShards(t *testing.T) {
 	g := NewWithT(t)
 	selectorArgs := func(d *unstructured.Unstructured) []string {
 		var out []string
 		for _, a := range deploymentArgs(t, []*unstructured.Unstructured{d}) {
-			if strings.HasPrefix(a, "--watch-label-selector=") || strings.HasPrefix(a, "--object-label-selector=") {
+			if strings.HasPrefix(a, "--watch-label-selector=") {
 				out = append(out, a)
 			}
 		}
@@ -65,24 +64,8 @@ func TestShards(t *testing.T) {
 		}
 	}
 
-	t.Log("with the objects labelled, each instance caches only its own")
-	files, err = renderChart(t, map[string]any{"sharding": map[string]any{"key": "sharding.fluxcd.io/key", "shards": []any{"shard1"}, "objectsLabelled": true}})
-	g.Expect(err).NotTo(HaveOccurred())
-	objs, err = decodeObjects([]byte(manifest(files)))
-	g.Expect(err).NotTo(HaveOccurred())
-	byName = map[string]*unstructured.Unstructured{}
-	for _, d := range ofKind(objs, "Deployment") {
-		byName[d.GetName()] = d
-	}
-	g.Expect(selectorArgs(byName[releaseName])).To(ConsistOf("--watch-label-selector=!sharding.fluxcd.io/key", "--object-label-selector=!sharding.fluxcd.io/key"))
-	g.Expect(selectorArgs(byName[releaseName+"-shard1"])).To(ConsistOf("--watch-label-selector=sharding.fluxcd.io/key in (shard1)",
-		"--object-label-selector=sharding.fluxcd.io/key in (shard1)"))
-	files, err = renderChart(t, map[string]any{"sharding": map[string]any{"key": "sharding.fluxcd.io/key", "shards": []any{}, "objectsLabelled": true}})
-	g.Expect(err).NotTo(HaveOccurred())
-	objs, err = decodeObjects([]byte(manifest(files)))
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(selectorArgs(ofKind(objs, "Deployment")[0])).To(BeEmpty(), "one instance: nothing to narrow")
-
+	_, err = renderChart(t, map[string]any{"sharding": map[string]any{"key": "sharding.fluxcd.io/key", "shards": []any{"shard1"}, "objectsLabelled": true}})
+	g.Expect(err).To(HaveOccurred(), "a setting the chart no longer has is refused by the schema")
 	_, err = renderChart(t, map[string]any{"sharding": map[string]any{"key": "sharding.fluxcd.io/key", "shards": []any{"Shard_1"}}})
 	g.Expect(err).To(HaveOccurred(), "a shard name that is no DNS label is refused by the schema")
 }

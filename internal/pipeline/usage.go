@@ -2,8 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -68,13 +66,7 @@ func (p *pass) gatherUse(ctx context.Context) (usage, error) {
 		}
 	}
 	sort.Strings(namespaces)
-	// A release whose objects are outside a narrowed read cache lists live:
-	// the cache would show none of them, nor the replacements made from
-	// them, and a replacement nothing lists is never cleaned up.
 	read := p.target.Read()
-	if p.target.Outside(slices.Collect(maps.Values(p.live))...) {
-		read = p.target.Fresh().Read()
-	}
 	u := usage{}
 	listed := map[manifest.ID]*unstructured.Unstructured{}
 	for _, k := range templateKinds {
@@ -106,11 +98,6 @@ func (p *pass) gatherUse(ctx context.Context) (usage, error) {
 			for _, o := range objs {
 				listed[manifest.IDOf(o)] = o
 			}
-		}
-	}
-	if p.target.ListsMayMiss() {
-		if err := p.readLineage(ctx, &u, listed, released); err != nil {
-			return u, err
 		}
 	}
 	u.replaces = plan.Replacements(u.kinds)
@@ -145,45 +132,4 @@ func (p *pass) otherUserKinds() []schema.GroupVersionKind {
 		}
 	}
 	return out
-}
-
-// readLineage reads one by one, when the pass's lists may have missed
-// objects (a narrowed read cache), the templates the release's consumers
-// and templates reference and the originals of the replacements found
-// (plan.UnlistedLineage), and adds those that exist to u.kinds and listed,
-// round after round until a round finds nothing new. A get never misses:
-// the cache reads live what it does not hold. Each object is read once, and
-// a round goes on only from objects that exist, so it ends.
-func (p *pass) readLineage(ctx context.Context, u *usage, listed map[manifest.ID]*unstructured.Unstructured, released map[schema.GroupKind]schema.GroupVersionKind) error {
-	kinds := map[schema.GroupKind]bool{}
-	for _, t := range p.objs.Templates {
-		kinds[t.GroupVersionKind().GroupKind()] = true
-	}
-	known := make(map[manifest.ID]bool, len(listed))
-	for id := range listed {
-		known[id] = true
-	}
-	var from []*unstructured.Unstructured
-	for _, o := range p.live {
-		from = append(from, o)
-	}
-	from = append(from, u.kinds...)
-	for len(from) > 0 {
-		ids := plan.UnlistedLineage(from, known, kinds)
-		from = nil
-		for _, id := range ids {
-			known[id] = true
-			o, err := apply.Get(ctx, p.target.Read(), id.WithVersion(released[id.GroupKind].Version), id.Namespace, id.Name)
-			if err != nil {
-				return err
-			}
-			if o == nil {
-				continue
-			}
-			u.kinds = append(u.kinds, o)
-			listed[id] = o
-			from = append(from, o)
-		}
-	}
-	return nil
 }

@@ -22,7 +22,6 @@ const (
 	CorrectionsMetric      = "templatedrift_corrections_total"
 	PrunedMetric           = "templatedrift_pruned_replacements_total"
 	DurationMetric         = "templatedrift_reconcile_duration_seconds"
-	UncachedReadsMetric    = "templatedrift_uncached_reads_total"
 )
 
 // Results of CorrectionsMetric.
@@ -48,7 +47,6 @@ type Metrics struct {
 	corrections *prometheus.CounterVec
 	pruned      *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
-	uncached    *prometheus.CounterVec
 
 	// mu guards conditions: the status and reason of each release's one
 	// condition series, so a pass replaces it by its exact labels. A
@@ -89,12 +87,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Duration of one pass over a HelmRelease.",
 			Buckets: durationBuckets,
 		}, []string{"kind", "namespace", "name"}),
-		uncached: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: UncachedReadsMetric,
-			Help: "Objects a pass found outside the read cache's --object-label-selector and read live, by kind.",
-		}, []string{"kind"}),
 	}
-	reg.MustRegister(m.drifted, m.condition, m.corrections, m.pruned, m.duration, m.uncached)
+	reg.MustRegister(m.drifted, m.condition, m.corrections, m.pruned, m.duration)
 	return m
 }
 
@@ -107,7 +101,6 @@ func (m *Metrics) InitKinds(kinds []string) {
 	}
 	for _, k := range kinds {
 		m.pruned.WithLabelValues(k)
-		m.uncached.WithLabelValues(k)
 		for _, s := range correctionStrategies {
 			m.corrections.WithLabelValues(k, string(s), resultSuccess)
 			m.corrections.WithLabelValues(k, string(s), resultFailure)
@@ -119,16 +112,6 @@ func (m *Metrics) InitKinds(kinds []string) {
 func (m *Metrics) Duration(key client.ObjectKey, start time.Time) {
 	if m != nil {
 		m.duration.WithLabelValues(helmv2.HelmReleaseKind, key.Namespace, key.Name).Observe(time.Since(start).Seconds())
-	}
-}
-
-// ReadUncached counts an object of kind that a pass found outside the
-// narrowed read cache and read live: a release that does not put the
-// shard's label on it (--object-label-selector). Each costs a request on
-// every pass, and its changes are seen only at the resync.
-func (m *Metrics) ReadUncached(kind string) {
-	if m != nil {
-		m.uncached.WithLabelValues(kind).Inc()
 	}
 }
 

@@ -55,7 +55,6 @@ func TestMetricsTableMatchesRegistry(t *testing.T) {
 	m.observe(key, plan.Conclusion{Status: metav1.ConditionTrue, Reason: api.DriftCorrectedReason, Drifted: 0})
 	m.observePruned([]manifest.ID{{GroupKind: manifest.Metal3DataTemplateKind, Namespace: "fleet", Name: "x-0123456789"}})
 	m.Duration(key, time.Now())
-	m.ReadUncached(manifest.Metal3MachineTemplateKind.Kind)
 
 	families, err := reg.Gather()
 	g.Expect(err).NotTo(HaveOccurred())

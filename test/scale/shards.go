@@ -36,7 +36,7 @@ func shardFlags(k, shards int) []string {
 		return nil
 	}
 	selector := ShardKey + " in (" + ShardName(k) + ")"
-	return []string{"--watch-label-selector=" + selector, "--object-label-selector=" + selector}
+	return []string{"--watch-label-selector=" + selector}
 }
 
 // withLabel returns manifest with the label key=value on every object.

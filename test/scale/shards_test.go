@@ -30,13 +30,12 @@ func TestShardOf(t *testing.T) {
 	}
 }
 
-// TestShardFlags: a shard selects its releases, and caches their objects,
-// by Flux's sharding label; an unsharded run adds no flag.
+// TestShardFlags: a shard selects its releases by Flux's sharding label; an
+// unsharded run adds no flag.
 func TestShardFlags(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(shardFlags(0, 1)).To(BeEmpty())
-	g.Expect(shardFlags(2, 4)).To(Equal([]string{"--watch-label-selector=sharding.fluxcd.io/key in (shard3)",
-		"--object-label-selector=sharding.fluxcd.io/key in (shard3)"}))
+	g.Expect(shardFlags(2, 4)).To(Equal([]string{"--watch-label-selector=sharding.fluxcd.io/key in (shard3)"}))
 }
 
 // TestWithLabel: every object of a manifest gets the shard's label, beside
