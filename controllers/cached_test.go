@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // countingReader counts the reads that reach the API server.
@@ -67,7 +67,7 @@ func (w *world) cachedVersions() map[string][]string {
 // from (controllers.newReadCache), for every kind this suite's worlds hold,
 // with the release Secrets' metadata selected by owner=helm. Reads of
 // anything else reach the API server and are counted.
-func (w *world) cachedReader() *apply.CachedReader {
+func (w *world) cachedReader() *target.CachedReader {
 	templates, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
 	w.g.Expect(err).NotTo(HaveOccurred())
 	c := w.informerCache(templates)
@@ -82,7 +82,7 @@ func (w *world) cachedReader() *apply.CachedReader {
 		schema.GroupKind{Group: "bootstrap.cluster.x-k8s.io", Kind: "KubeadmConfigTemplate"}) {
 		kinds[gk] = true
 	}
-	return &apply.CachedReader{Cache: recordingCache{Reader: c, w: w}, Live: countingReader{Reader: w.tgt.Client, w: w}, Kinds: kinds, SecretMetadata: true}
+	return &target.CachedReader{Cache: recordingCache{Reader: c, w: w}, Live: countingReader{Reader: w.tgt.Client, w: w}, Kinds: kinds, SecretMetadata: true}
 }
 
 // informerCache is the informer cache of cachedReader: as the controller's,
@@ -92,7 +92,7 @@ func (w *world) informerCache(templates *manifest.KindMatcher) ctrlcache.Cache {
 	secretMeta.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
 	c, err := ctrlcache.New(w.tgt.Config, ctrlcache.Options{Scheme: w.tgt.Client.Scheme(), ByObject: map[client.Object]ctrlcache.ByObject{
 		secretMeta: {Label: labels.SelectorFromSet(labels.Set{"owner": "helm"})},
-	}, DefaultTransform: apply.SlimTransform(templates.Match)})
+	}, DefaultTransform: target.SlimTransform(templates.Match)})
 	w.g.Expect(err).NotTo(HaveOccurred())
 	return c
 }

@@ -13,13 +13,14 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // TestConflictIsRetriedQuietly: losing a write race is not a failure: the
 // pass starts over soon, and no CorrectionFailed is reported.
 func TestConflictIsRetriedQuietly(t *testing.T) {
 	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt})
-	target, err := w.r.Engine.Targets.For(w.ctx, w.hr)
+	tg, err := w.r.Engine.Targets.For(w.ctx, w.hr)
 	w.g.Expect(err).NotTo(HaveOccurred())
 	conflicted := false
 	racy := interceptor.NewClient(env.Client, interceptor.Funcs{
@@ -33,7 +34,7 @@ func TestConflictIsRetriedQuietly(t *testing.T) {
 			return c.Patch(ctx, o, p, opts...)
 		},
 	})
-	w.r.Engine.Targets = staticTarget{t: &apply.Target{Client: racy, Secrets: target.Secrets, Key: "racy"}}
+	w.r.Engine.Targets = staticTarget{t: &target.Target{Client: racy, Secrets: tg.Secrets, Key: "racy"}}
 	_, err = w.r.Reconcile(w.ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(w.hr)})
 	w.g.Expect(err).To(MatchError(apply.ErrConflict), "the pass is retried with the rate limiter's back-off")
 	w.g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "the server's 409 is kept in the chain")

@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/templatedrift/template-drift-controller/api"
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // releaseIndex indexes HelmReleases by "<release namespace>/<release name>",
@@ -66,7 +66,7 @@ func (r *HelmReleaseReconciler) watchHandler() delayedEnqueue {
 func (r *HelmReleaseReconciler) toHelmRelease(ctx context.Context, o client.Object) []reconcile.Request {
 	// The read cache's objects are compact: their Helm release is read
 	// without decoding them.
-	name, ns := apply.HelmOwner(o)
+	name, ns := target.HelmOwner(o)
 	if name == "" || ns == "" {
 		return nil
 	}

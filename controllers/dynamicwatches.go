@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // kindWatches watches each template and consumer kind at the versions
@@ -109,7 +109,7 @@ func (w *kindWatches) Started() []schema.GroupVersionKind {
 // and the informer of a kind read from the informers but not watched
 // (Clusters, MachineSets, Metal3DataClaims, Metal3Data), which would
 // otherwise start only at its first read, after the reads before it.
-func noticeKinds(log logr.Logger, w *kindWatches, cached *apply.CachedReader) func(schema.GroupVersionKind) {
+func noticeKinds(log logr.Logger, w *kindWatches, cached *target.CachedReader) func(schema.GroupVersionKind) {
 	return func(gvk schema.GroupVersionKind) {
 		w.Notice(gvk)
 		if cached == nil {

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // watchRecorder is a controller that records the sources it is asked to
@@ -73,7 +73,7 @@ func TestNoticeKindsStartsReadOnlyKinds(t *testing.T) {
 	ms := schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "MachineSet"}
 	secret := schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
 	informers := &informertest.FakeInformers{}
-	cached := &apply.CachedReader{Cache: informers, Live: informers,
+	cached := &target.CachedReader{Cache: informers, Live: informers,
 		Kinds: map[schema.GroupKind]bool{m3.GroupKind(): true, ms.GroupKind(): true}}
 	w := newKindWatches(logr.Discard(), []schema.GroupVersionKind{m3}, informers, delayedEnqueue{})
 	rec := &watchRecorder{}

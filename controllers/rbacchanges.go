@@ -11,7 +11,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // rbacKinds are the objects whose change may change an account's rights
@@ -33,7 +33,7 @@ var rbacKinds = []string{"Role", "RoleBinding", "ClusterRole", "ClusterRoleBindi
 // It does nothing when the controller may not list and watch the four
 // kinds cluster-wide (the answers are then kept for --access-review-ttl),
 // and logs so once.
-func watchRBAC(ctx context.Context, log logr.Logger, cs kubernetes.Interface, cache ctrlcache.Cache, reviews *apply.AccessReviews) error {
+func watchRBAC(ctx context.Context, log logr.Logger, cs kubernetes.Interface, cache ctrlcache.Cache, reviews *target.AccessReviews) error {
 	resources := map[string]string{"Role": "roles", "RoleBinding": "rolebindings", "ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings"}
 	for _, kind := range rbacKinds {
 		var ok bool

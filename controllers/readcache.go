@@ -11,22 +11,22 @@ import (
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // newReadCache builds the informers a pass reads the local cluster from,
 // when it reads as the controller's own identity (no impersonation): the
-// template kinds whole but compact (apply.Compact), the consumer and user
+// template kinds whole but compact (target.Compact), the consumer and user
 // kinds and the Clusters slimmed to what a pass reads of them
-// (apply.SlimTransform), in every namespace, the metadata only of Helm's
+// (target.SlimTransform), in every namespace, the metadata only of Helm's
 // release Secrets, selected by Helm's owner=helm label, and the metadata only of
 // CustomResourceDefinitions (servedKinds). Secret data is never
 // cached. Informers start on a kind's first read; the cache runs with the
 // manager. The watches of the template and consumer kinds use the same
 // informers (kindWatches). It returns nil, and passes read live, when the
 // controller may list and watch none of them.
-func newReadCache(mgr ctrl.Manager, kinds WatchKinds, templates *manifest.KindMatcher, mapper apimeta.RESTMapper) (*apply.CachedReader, ctrlcache.Cache, error) {
+func newReadCache(mgr ctrl.Manager, kinds WatchKinds, templates *manifest.KindMatcher, mapper apimeta.RESTMapper) (*target.CachedReader, ctrlcache.Cache, error) {
 	if len(kinds.Read) == 0 && !kinds.SecretMetadata && !kinds.CustomResourceDefinitions {
 		return nil, nil, nil
 	}
@@ -41,7 +41,7 @@ func newReadCache(mgr ctrl.Manager, kinds WatchKinds, templates *manifest.KindMa
 	for _, gk := range kinds.Read {
 		read[gk] = true
 	}
-	return &apply.CachedReader{Cache: c, Live: mgr.GetAPIReader(), Kinds: read, SecretMetadata: kinds.SecretMetadata}, c, nil
+	return &target.CachedReader{Cache: c, Live: mgr.GetAPIReader(), Kinds: read, SecretMetadata: kinds.SecretMetadata}, c, nil
 }
 
 // newInformerCache builds the informer cache of the read cache.
@@ -57,7 +57,7 @@ func newInformerCache(mgr ctrl.Manager, templates *manifest.KindMatcher, mapper 
 		// half the memory. Of the Clusters, consumers and holders, a pass
 		// reads only the metadata and the template references (and
 		// spec.paused): the rest, status included, is not kept.
-		DefaultTransform: apply.SlimTransform(isTemplate(templates)),
+		DefaultTransform: target.SlimTransform(isTemplate(templates)),
 		ByObject: map[client.Object]ctrlcache.ByObject{
 			secretMeta: {Label: labels.SelectorFromSet(labels.Set{"owner": "helm"})},
 		},

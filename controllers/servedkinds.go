@@ -14,8 +14,8 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // servedKindsSettle is how long a change to the CustomResourceDefinitions
@@ -46,9 +46,9 @@ const servedKindsRetry = 30 * time.Second
 type servedKinds struct {
 	log     logr.Logger
 	groups  map[string]bool
-	mapper  *apply.ServedKinds
+	mapper  *target.ServedKinds
 	cache   ctrlcache.Cache
-	reader  *apply.CachedReader
+	reader  *target.CachedReader
 	watches *kindWatches
 	// resolve asks the API server which kinds to read and watch
 	// (ResolveWatchKinds).

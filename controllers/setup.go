@@ -17,11 +17,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/pipeline"
 	"github.com/templatedrift/template-drift-controller/internal/release"
 	"github.com/templatedrift/template-drift-controller/internal/report"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // Config is everything a manager-run controller needs besides the manager.
@@ -48,7 +48,7 @@ type Config struct {
 	// DefaultServiceAccount and KubeConfigOpts reach targets as
 	// helm-controller does.
 	DefaultServiceAccount string
-	// AccessReviewTTL is apply.Targets.ReviewTTL: how long an
+	// AccessReviewTTL is target.Targets.ReviewTTL: how long an
 	// impersonated account's allowed review is trusted for cached reads
 	// where RBAC changes are not watched (0: its reads are live).
 	AccessReviewTTL time.Duration
@@ -78,11 +78,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	// identity, and for the read cache: it remembers the kinds the cluster
 	// does not serve. With the CRD watch it believes that until a CRD of
 	// its groups changes; without it, for DefaultUnservedRecheck.
-	recheck := apply.DefaultUnservedRecheck
+	recheck := target.DefaultUnservedRecheck
 	if kinds.CustomResourceDefinitions {
 		recheck = 0
 	}
-	served, err := apply.NewServedKinds(func() (apimeta.RESTMapper, error) {
+	served, err := target.NewServedKinds(func() (apimeta.RESTMapper, error) {
 		return apiutil.NewDynamicRESTMapper(mgr.GetConfig(), mgr.GetHTTPClient())
 	}, recheck)
 	if err != nil {
@@ -95,7 +95,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 		return WatchKinds{}, err
 	}
 	releases := release.NewReaderWithMemo(cfg.MaxManifestBytes, memoBytes)
-	targets := &apply.Targets{Local: apply.LogWarningsOnce(rest.CopyConfig(mgr.GetConfig())), Reader: mgr.GetAPIReader(),
+	targets := &target.Targets{Local: target.LogWarningsOnce(rest.CopyConfig(mgr.GetConfig())), Reader: mgr.GetAPIReader(),
 		Scheme: mgr.GetScheme(), Mapper: served, DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts,
 		ReviewTTL: cfg.AccessReviewTTL,
 		// A client that goes takes the releases read through it along.
@@ -104,7 +104,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 		// Interface fields: a nil *CachedReader must stay a nil Reader.
 		targets.Cached = cached
 		if cfg.AccessReviewTTL > 0 {
-			targets.Reviews = apply.NewAccessReviews(cfg.AccessReviewTTL)
+			targets.Reviews = target.NewAccessReviews(cfg.AccessReviewTTL)
 			cs, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 			if err != nil {
 				return WatchKinds{}, fmt.Errorf("failed to create the clientset: %w", err)

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
-	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // secretReads counts the Secret Gets made through it and, with failFirst,
@@ -51,10 +51,10 @@ func (s secretRead) Get(ctx context.Context, name string, opts metav1.GetOptions
 // releases reported ReleaseUnavailable after one such 500.
 func TestReleaseReadFailureIsRetried(t *testing.T) {
 	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt})
-	target, err := w.r.Engine.Targets.For(w.ctx, w.hr)
+	tg, err := w.r.Engine.Targets.For(w.ctx, w.hr)
 	w.g.Expect(err).NotTo(HaveOccurred())
-	flaky := &secretReads{SecretsGetter: target.Secrets, failFirst: true}
-	w.r.Engine.Targets = staticTarget{t: &apply.Target{Client: target.Client, Secrets: flaky, Key: "flaky"}}
+	flaky := &secretReads{SecretsGetter: tg.Secrets, failFirst: true}
+	w.r.Engine.Targets = staticTarget{t: &target.Target{Client: tg.Client, Secrets: flaky, Key: "flaky"}}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(w.hr)}
 	_, err = w.r.Reconcile(w.ctx, req)
 	w.g.Expect(flaky.failed.Load()).To(BeEquivalentTo(1))

@@ -9,9 +9,9 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // releaseWarmup decodes, once the controller leads, the stored releases of
@@ -29,7 +29,7 @@ type releaseWarmup struct {
 	helmReleases client.Reader
 	releases     *release.Reader
 	// secrets reads as the controller in the local cluster: the identity
-	// of the targets keyed apply.LocalKey.
+	// of the targets keyed target.LocalKey.
 	secrets corev1client.SecretsGetter
 	// serviceAccount tells the HelmReleases whose passes impersonate.
 	serviceAccount func(*helmv2.HelmRelease) string
@@ -57,7 +57,7 @@ func (w *releaseWarmup) Start(ctx context.Context) error {
 	if len(want) == 0 {
 		return nil
 	}
-	src := release.Source{Secrets: w.secrets, Key: apply.LocalKey}
+	src := release.Source{Secrets: w.secrets, Key: target.LocalKey}
 	res, err := w.releases.Warm(ctx, src, func(ns, name string) bool { return want[[2]string{ns, name}] }, w.pageSize)
 	keys := []any{"releases", len(want), "decoded", res.Decoded, "listed", res.Listed, "pages", res.Pages,
 		"memoFull", res.Full, "duration", time.Since(start).Round(time.Millisecond).String()}

@@ -9,9 +9,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/templatedrift/template-drift-controller/controllers"
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // TestReleaseWarmup: the warm-up decodes the stored release of an opted-in
@@ -39,7 +39,7 @@ func TestReleaseWarmup(t *testing.T) {
 	g.Expect(warm.Start(t.Context())).To(Succeed())
 	g.Expect(secrets.gets.Load()).To(BeZero(), "the warm-up lists, it reads no Secret one by one")
 
-	src := release.Source{Secrets: secrets, Meta: env.Client, Key: apply.LocalKey}
+	src := release.Source{Secrets: secrets, Meta: env.Client, Key: target.LocalKey}
 	rel, err := releases.Get(t.Context(), src, warmed.ns, warmed.rel.Name, 1)
 	g.Expect(err).NotTo(HaveOccurred())
 	want, err := manifest.Split(warmed.rel.Manifest, rel.Namespace, 0)

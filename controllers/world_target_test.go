@@ -15,11 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/templatedrift/template-drift-controller/controllers"
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/pipeline"
 	"github.com/templatedrift/template-drift-controller/internal/release"
 	"github.com/templatedrift/template-drift-controller/internal/report"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
@@ -120,9 +120,9 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // staticTarget resolves every HelmRelease to one target.
-type staticTarget struct{ t *apply.Target }
+type staticTarget struct{ t *target.Target }
 
-func (s staticTarget) For(context.Context, *helmv2.HelmRelease) (*apply.Target, error) {
+func (s staticTarget) For(context.Context, *helmv2.HelmRelease) (*target.Target, error) {
 	return s.t, nil
 }
 
@@ -135,13 +135,13 @@ func (w *world) reconciler(how reach) *controllers.HelmReleaseReconciler {
 	kinds, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
 	w.g.Expect(err).NotTo(HaveOccurred())
 	w.recorder = events.NewFakeRecorder(100)
-	target := &apply.Target{Client: w.wrap(w.tgt.Client), Secrets: cs.CoreV1(), Key: "test"}
+	static := &target.Target{Client: w.wrap(w.tgt.Client), Secrets: cs.CoreV1(), Key: "test"}
 	if how.cached {
-		target.Reader = w.cachedReader()
+		static.Reader = w.cachedReader()
 	}
-	var targets pipeline.TargetResolver = staticTarget{t: target}
+	var targets pipeline.TargetResolver = staticTarget{t: static}
 	if how.production {
-		tg := &apply.Targets{Local: env.Config, Reader: env.Client, Scheme: testenv.Scheme(),
+		tg := &target.Targets{Local: env.Config, Reader: env.Client, Scheme: testenv.Scheme(),
 			DefaultServiceAccount: how.defaultServiceAccount}
 		if how.reviewed {
 			// As under the chart's lockdown: the controller may not

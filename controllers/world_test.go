@@ -63,7 +63,7 @@ type reach struct {
 	// local cluster as the controller's own identity (see cachedReader).
 	cached bool
 	// reviewed (with production) serves an impersonated account's reads
-	// from informers where its access reviews allow (apply.ReviewedReader).
+	// from informers where its access reviews allow (target.ReviewedReader).
 	reviewed bool
 }
 

@@ -18,11 +18,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/diffreport"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/pipeline"
 	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
@@ -153,7 +153,7 @@ func diff(ctx context.Context, env *testenv.Env, key client.ObjectKey) (diffrepo
 	kinds, _ := manifest.ParseKinds(manifest.DefaultTemplateKinds)
 	engine := &pipeline.Engine{Kinds: kinds, Releases: release.NewReader(0)}
 	res, err := engine.Run(ctx, pipeline.Request{HelmRelease: hr, ReadOnly: true,
-		Target: &apply.Target{Client: env.Client, Secrets: cs.CoreV1(), Key: "demo"}})
+		Target: &target.Target{Client: env.Client, Secrets: cs.CoreV1(), Key: "demo"}})
 	if err != nil {
 		return diffreport.DiffReport{}, err
 	}

@@ -13,11 +13,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/diffreport"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/pipeline"
 	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 const diffUsage = `Usage: template-drift-controller diff [-n NAMESPACE] [-o text|json] HELMRELEASE
@@ -103,13 +103,13 @@ func diffHelmRelease(ctx context.Context, o diffOptions) (diffreport.DiffReport,
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: o.name}, hr); err != nil {
 		return diffreport.DiffReport{}, fmt.Errorf("failed to get HelmRelease %s/%s: %w", ns, o.name, err)
 	}
-	targets := &apply.Targets{Local: cfg, Reader: c, Scheme: scheme, DefaultServiceAccount: o.defaultSA}
-	target, err := targets.For(ctx, hr)
+	targets := &target.Targets{Local: cfg, Reader: c, Scheme: scheme, DefaultServiceAccount: o.defaultSA}
+	tg, err := targets.For(ctx, hr)
 	if err != nil {
 		return diffreport.DiffReport{}, err
 	}
 	engine := &pipeline.Engine{Kinds: kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes), MaxManifestBytes: manifest.DefaultMaxManifestBytes}
-	res, err := engine.Run(ctx, pipeline.Request{HelmRelease: hr, Target: target, ReadOnly: true})
+	res, err := engine.Run(ctx, pipeline.Request{HelmRelease: hr, Target: tg, ReadOnly: true})
 	if err != nil {
 		return diffreport.DiffReport{}, err
 	}

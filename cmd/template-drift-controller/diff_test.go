@@ -78,7 +78,7 @@ func TestDiffExitCodes(t *testing.T) {
 
 	code, out, _ := run("-n", "drifted", "cluster")
 	g.Expect(code).To(Equal(diffreport.ExitDrift), out)
-	g.Expect(out).To(ContainSubstring("Metal3MachineTemplate/mgmt-md0: drifted, would in-place (rolls machines: no)"))
+	g.Expect(out).To(ContainSubstring("Metal3MachineTemplate/mgmt-md0: would in-place, rolls machines: no"))
 	g.Expect(out).To(ContainSubstring(`/spec/template/spec/image/url: "http://10.10.10.17/images/ubuntu.qcow2" → "http://192.168.100.2/images/ubuntu.qcow2"`))
 	g.Expect(templateVersions(g, "drifted")).To(Equal(before), "diff writes nothing")
 

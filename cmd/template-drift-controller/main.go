@@ -33,9 +33,9 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/controllers"
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 	"github.com/templatedrift/template-drift-controller/internal/version"
 )
 
@@ -76,7 +76,7 @@ func parseFlags(args []string) (*flags, error) {
 	fs.DurationVar(&f.deleteWait, "recreate-delete-wait", 10*time.Second, "How long a recreate waits for the old template to be gone.")
 	fs.StringVar(&f.defaultServiceAccount, "default-service-account", "",
 		"The service account impersonated for HelmReleases that name none (as helm-controller's flag).")
-	fs.DurationVar(&f.accessReviewTTL, "access-review-ttl", apply.DefaultReviewTTL,
+	fs.DurationVar(&f.accessReviewTTL, "access-review-ttl", target.DefaultReviewTTL,
 		"How long an impersonated account's reviewed permission to list a kind in a namespace is trusted where the controller does not watch RBAC objects or an authorizer does not list its rules, so that its passes read that kind from the controller's informers; 0 reads live as the account.")
 	fs.IntVar(&f.maxManifestBytes, "max-manifest-bytes", manifest.DefaultMaxManifestBytes, "The largest release manifest parsed.")
 	fs.Int64Var(&f.maxReleaseCacheBytes, "max-release-cache-bytes", release.DefaultMemoBytes,
@@ -198,7 +198,7 @@ func run(f *flags) error {
 		return fmt.Errorf("failed to set the interval jitter: %w", err)
 	}
 	// Log each distinct API server warning once, not on every request.
-	restConfig := apply.LogWarningsOnce(runtimeclient.GetConfigOrDie(f.client))
+	restConfig := target.LogWarningsOnce(runtimeclient.GetConfigOrDie(f.client))
 	scheme := newScheme()
 	opts := managerOptions(f, scheme, selector)
 	var mgr ctrl.Manager

@@ -39,7 +39,7 @@ func Run(ctx context.Context, c client.Client, steps []plan.Step, deleteWait tim
 		switch s.Op {
 		case plan.OpPrune:
 			p.Pruned = append(p.Pruned, s.ID)
-		case plan.OpBlockMove, plan.OpUnblockMove:
+		case plan.OpBlockMove, plan.OpUnblockMove, plan.OpConfirmUnused:
 		default:
 			p.Writes += w.writes - before
 		}
@@ -66,6 +66,8 @@ func (w *writer) step(ctx context.Context, s plan.Step) error {
 		return w.create(ctx, s.Object)
 	case plan.OpPrune:
 		return w.prune(ctx, s.Live)
+	case plan.OpConfirmUnused:
+		return w.confirmUnused(ctx, s.ID, s.Users)
 	case plan.OpBlockMove:
 		return w.blockMove(ctx, s.Live)
 	case plan.OpUnblockMove:

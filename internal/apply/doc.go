@@ -1,10 +1,9 @@
-// Package apply holds the target cluster's clients (impersonation, remote
-// targets, the read cache), the reads a pass's gather makes through them
-// (live objects, owners, server dry-runs), and Run, which makes the steps
-// plan.Script decided, in their order, with crash-safe, optimistic writes.
-// The only writes to a target cluster are Run's. It decides nothing:
-// internal/plan does, and internal/pipeline runs the stages in order.
-// (internal/release reads Helm storage on the target too.)
+// Package apply is act: Run makes the steps plan.Script decided, in their
+// order, with crash-safe, optimistic writes, and the server dry-runs gather
+// asks before a write. The only writes to a target cluster are Run's. It
+// decides nothing: internal/plan does, and internal/pipeline runs the
+// stages in order. Each step keeps its precondition, read live just before
+// it (the Cluster before a move block, the users before a delete).
 //
 // The steps' order makes every strategy crash-safe and idempotent: a replacement
 // is created before any reference to it is written, references are written

@@ -10,6 +10,7 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // unblockTimeout bounds lifting a move block when a pass ends: it runs
@@ -24,7 +25,7 @@ const unblockTimeout = 10 * time.Second
 // move blocks, and then copies), gone or replaced, the pass stops with
 // ErrConflict before any write, and its next run waits at the pause gate.
 func (w *writer) blockMove(ctx context.Context, cl *unstructured.Unstructured) error {
-	fresh, err := Get(ctx, w.c, cl.GroupVersionKind(), cl.GetNamespace(), cl.GetName())
+	fresh, err := target.Get(ctx, w.c, cl.GroupVersionKind(), cl.GetNamespace(), cl.GetName())
 	if err != nil {
 		return fmt.Errorf("failed to read Cluster %s/%s before blocking moves: %w", cl.GetNamespace(), cl.GetName(), err)
 	}
@@ -48,7 +49,7 @@ func (w *writer) unblockMove(ctx context.Context, cl *unstructured.Unstructured)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unblockTimeout)
 	defer cancel()
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		fresh, err := Get(ctx, w.c, cl.GroupVersionKind(), cl.GetNamespace(), cl.GetName())
+		fresh, err := target.Get(ctx, w.c, cl.GroupVersionKind(), cl.GetNamespace(), cl.GetName())
 		if err != nil || fresh == nil || fresh.GetAnnotations()[api.BlockMoveAnnotation] != api.ControllerName {
 			return err
 		}

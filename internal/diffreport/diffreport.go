@@ -59,7 +59,10 @@ type DiffTemplate struct {
 	Conflict string `json:"conflict,omitempty"`
 	// HeldBy names the consumers outside the release that keep the
 	// drifted original of a rotation in use.
-	HeldBy  []string     `json:"heldBy,omitempty"`
+	HeldBy []string `json:"heldBy,omitempty"`
+	// Action says what a pass would do with it (plan.Describe), for a
+	// template whose state differs from its manifest.
+	Action  string       `json:"action,omitempty"`
 	Changes []DiffChange `json:"changes,omitempty"`
 }
 
@@ -133,6 +136,9 @@ func TemplateOf(t plan.TemplatePlan) DiffTemplate {
 	for _, h := range t.HeldBy() {
 		dt.HeldBy = append(dt.HeldBy, h.Kind+" "+h.Namespace+"/"+h.Name)
 	}
+	if t.Outcome.Differs() || len(t.HeldBy()) > 0 {
+		dt.Action, _ = plan.Describe(t, false)
+	}
 	for _, c := range t.Changes {
 		dt.Changes = append(dt.Changes, DiffChange{Path: c.Path, Op: string(c.Op), Before: c.Before, After: c.After})
 	}
@@ -186,7 +192,7 @@ func (d DiffReport) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  %s/%s: in sync\n", t.Kind, t.Name)
 		default:
 			drifted++
-			fmt.Fprintf(&b, "  %s/%s: %s\n", t.Kind, t.Name, Action(t))
+			fmt.Fprintf(&b, "  %s/%s: %s\n", t.Kind, t.Name, t.Action)
 			for _, c := range t.Changes {
 				fmt.Fprintf(&b, "      %s: %s → %s\n", c.Path, value(c.Before, 200), value(c.After, 200))
 			}
@@ -226,33 +232,6 @@ func (d DiffReport) WriteTable(w io.Writer) error {
 		}
 	}
 	return tw.Flush()
-}
-
-// Action says what a pass does with a template that differs (its state
-// Differs), in the words of the diff command's table: "drifted, would
-// InPlace (rolls machines: no)", "drifted, cannot be corrected: …".
-func Action(t DiffTemplate) string {
-	switch {
-	case t.Failed != "":
-		return "drifted, cannot be corrected: " + t.Failed
-	case t.Blocked != "":
-		return "drifted, " + t.Blocked
-	case len(t.HeldBy) > 0 && t.State == string(plan.OutcomeHeld):
-		return fmt.Sprintf("drifted, rotated to %s for the release's consumers, still in use by %s (not of this release, never repointed)",
-			t.Replacement, strings.Join(t.HeldBy, ", "))
-	case len(t.HeldBy) > 0:
-		return fmt.Sprintf("drifted, would rotate to %s for the release's consumers, still in use by %s (not of this release, never repointed)",
-			t.Replacement, strings.Join(t.HeldBy, ", "))
-	case t.State == string(plan.OutcomeMissing):
-		return "missing, would be recreated from the manifest (rolls machines: no)"
-	case t.State == string(plan.OutcomeWaiting):
-		return "being deleted"
-	}
-	s := "drifted, would " + t.Strategy
-	if t.Replacement != "" {
-		s += " to " + t.Replacement
-	}
-	return fmt.Sprintf("%s (rolls machines: %s)", s, yesNo(t.RollsMachines))
 }
 
 // value renders a JSON value for people, cut to limit runes.

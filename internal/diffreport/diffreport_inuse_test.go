@@ -48,7 +48,7 @@ func withPrune(t *testing.T, res *pipeline.Result, names ...string) *pipeline.Re
 
 func TestDiffReportInUse(t *testing.T) {
 	imageLine := `      /spec/template/spec/image/url: "http://10.0.0.1/img" → "http://10.0.0.2/img"` + "\n"
-	const heldText = "drifted, rotated to " + replacement + " for the release's consumers, still in use by " +
+	const heldText = "rotated to " + replacement + " for the release's consumers, rolls machines: yes; still in use, with its drift, by " +
 		"KubeadmControlPlane fleet/cp-other, MachineDeployment fleet/md-other (not of this release, never repointed)"
 	cases := []struct {
 		name string           // what the case shows
@@ -64,12 +64,12 @@ func TestDiffReportInUse(t *testing.T) {
 		res:  result(tmpl("workers", plan.OutcomeBlocked, blocked)),
 		code: ExitDrift,
 		text: "HelmRelease fleet/cluster-a (release fleet/cluster-a.v3)\n" +
-			"  Metal3MachineTemplate/workers: drifted, " + blockedMsg + "\n" +
+			"  Metal3MachineTemplate/workers: " + blockedMsg + "\n" +
 			imageLine +
 			"1 of 1 templates drifted\n",
 		wantTemplate: map[string]any{
 			"kind": "Metal3MachineTemplate", "name": "workers", "state": "Blocked", "strategy": "recreate",
-			"rollsMachines": false, "blocked": blockedMsg,
+			"rollsMachines": false, "blocked": blockedMsg, "action": blockedMsg,
 			"changes": []any{map[string]any{"path": "/spec/template/spec/image/url", "op": "replace",
 				"before": "http://10.0.0.1/img", "after": "http://10.0.0.2/img"}},
 		},
@@ -84,7 +84,7 @@ func TestDiffReportInUse(t *testing.T) {
 		wantTemplate: map[string]any{
 			"kind": "Metal3MachineTemplate", "name": "workers", "state": "Held", "strategy": "rotate",
 			"replacement": replacement, "rollsMachines": true,
-			"heldBy": []any{"KubeadmControlPlane fleet/cp-other", "MachineDeployment fleet/md-other"},
+			"heldBy": []any{"KubeadmControlPlane fleet/cp-other", "MachineDeployment fleet/md-other"}, "action": heldText,
 			"changes": []any{map[string]any{"path": "/spec/template/spec/image/url", "op": "replace",
 				"before": "http://10.0.0.1/img", "after": "http://10.0.0.2/img"}},
 		},
@@ -105,7 +105,7 @@ func TestDiffReportInUse(t *testing.T) {
 			"workers-0a1b2c3d4e"),
 		code: ExitDrift,
 		text: "HelmRelease fleet/cluster-a (release fleet/cluster-a.v3)\n" +
-			"  Metal3MachineTemplate/workers: drifted, " + blockedMsg + "\n" +
+			"  Metal3MachineTemplate/workers: " + blockedMsg + "\n" +
 			imageLine +
 			"  Metal3MachineTemplate/cp: " + heldText + "\n" +
 			imageLine +
@@ -163,7 +163,7 @@ func TestDiffReportHeldIsNeverInSync(t *testing.T) {
 	g.Expect(d.ExitCode()).To(Equal(ExitDrift))
 	var text bytes.Buffer
 	g.Expect(d.WriteText(&text)).To(Succeed())
-	g.Expect(text.String()).To(ContainSubstring("still in use by KubeadmControlPlane fleet/cp-other"))
+	g.Expect(text.String()).To(ContainSubstring("still in use, with its drift, by KubeadmControlPlane fleet/cp-other"))
 	g.Expect(text.String()).NotTo(ContainSubstring("in sync through its replacement"))
 	g.Expect(text.String()).To(ContainSubstring("1 of 1 templates drifted\n"))
 }

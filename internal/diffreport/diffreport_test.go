@@ -72,7 +72,7 @@ func TestDiffReport(t *testing.T) {
 		res:  result(tmpl("workers", plan.OutcomeDrifted, inPlace), tmpl("cp", plan.OutcomeInSync, nil)),
 		code: ExitDrift,
 		text: "HelmRelease fleet/cluster-a (release fleet/cluster-a.v3)\n" +
-			"  Metal3MachineTemplate/workers: drifted, would in-place (rolls machines: no)\n" +
+			"  Metal3MachineTemplate/workers: would in-place, rolls machines: no\n" +
 			"      " + imageLine + "\n" +
 			"  Metal3MachineTemplate/cp: in sync\n" +
 			"1 of 2 templates drifted\n",
@@ -86,7 +86,7 @@ func TestDiffReport(t *testing.T) {
 		}(),
 		code: ExitDrift,
 		textContains: []string{
-			"  Metal3MachineTemplate/workers: drifted, would rotate to " + replacement + " (rolls machines: yes)\n",
+			"  Metal3MachineTemplate/workers: would rotate to " + replacement + ", rolls machines: yes\n",
 			`  MachineDeployment/md-0: would repoint /spec/template/spec/infrastructureRef/name: "workers" → "` + replacement + `"` + "\n",
 			"1 of 1 templates drifted\n",
 		},
@@ -135,7 +135,7 @@ func TestDiffReport(t *testing.T) {
 		})),
 		code: ExitDrift,
 		textContains: []string{
-			"  Metal3MachineTemplate/workers: drifted, cannot be corrected: in-place correction refused: field is immutable\n",
+			"  Metal3MachineTemplate/workers: in-place correction refused: field is immutable\n",
 			"      " + imageLine + "\n",
 		},
 		tableRows: []string{"Metal3MachineTemplate/workers  /spec/template/spec/image/url"},
@@ -143,12 +143,12 @@ func TestDiffReport(t *testing.T) {
 		name:         "missing: would be recreated; no field to list",
 		res:          result(tmpl("workers", plan.OutcomeMissing, func(t *plan.TemplatePlan) { t.Strategy = plan.StrategyRecreate })),
 		code:         ExitDrift,
-		textContains: []string{"  Metal3MachineTemplate/workers: missing, would be recreated from the manifest (rolls machines: no)\n"},
+		textContains: []string{"  Metal3MachineTemplate/workers: missing, would recreate from the manifest, rolls machines: no\n"},
 	}, {
 		name:         "waiting: being deleted",
 		res:          result(tmpl("workers", plan.OutcomeWaiting, nil)),
 		code:         ExitDrift,
-		textContains: []string{"  Metal3MachineTemplate/workers: being deleted\n", "1 of 1 templates drifted\n"},
+		textContains: []string{"  Metal3MachineTemplate/workers: waiting for deletion to finish\n", "1 of 1 templates drifted\n"},
 	}, {
 		name: "an added field reads <absent> before",
 		res: result(tmpl("workers", plan.OutcomeDrifted, func(t *plan.TemplatePlan) {
@@ -255,7 +255,7 @@ func TestDiffReportJSON(t *testing.T) {
 	g.Expect(templates).To(HaveLen(3))
 	g.Expect(templates[0]).To(Equal(map[string]any{
 		"kind": "Metal3MachineTemplate", "name": "workers", "state": "Drifted", "strategy": "rotate",
-		"replacement": replacement, "rollsMachines": true,
+		"replacement": replacement, "rollsMachines": true, "action": "would rotate to " + replacement + ", rolls machines: yes",
 		"changes": []any{map[string]any{"path": "/spec/template/spec/image/url", "op": "replace",
 			"before": "http://10.0.0.1/img", "after": "http://10.0.0.2/img"}},
 	}))
@@ -263,7 +263,7 @@ func TestDiffReportJSON(t *testing.T) {
 		"kind": "Metal3MachineTemplate", "name": "opted", "state": "Skipped", "rollsMachines": false, "skipped": "opted out",
 	}))
 	g.Expect(templates[2]).To(Equal(map[string]any{
-		"kind": "Metal3MachineTemplate", "name": "broken", "state": "Failed", "rollsMachines": false, "failed": "refused",
+		"kind": "Metal3MachineTemplate", "name": "broken", "state": "Failed", "rollsMachines": false, "failed": "refused", "action": "refused",
 	}))
 	g.Expect(m["consumers"]).To(Equal([]any{map[string]any{
 		"kind": "MachineDeployment", "name": "md-0",

@@ -102,7 +102,7 @@ func UserKinds() []schema.GroupKind {
 // references of a consumer or a holder, and a Cluster's spec.paused (its
 // annotations are metadata). It is false for every other kind, templates
 // included, whose objects a pass reads whole. A cache may keep only these
-// paths of such an object, with its metadata (apply.SlimTransform).
+// paths of such an object, with its metadata (target.SlimTransform).
 func ReadPaths(gk schema.GroupKind) ([][]string, bool) {
 	if gk == ClusterKind {
 		return [][]string{{"spec", "paused"}}, true

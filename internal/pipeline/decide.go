@@ -7,10 +7,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // decide gathers what the templates' decisions need (the previous
@@ -90,7 +90,7 @@ func (p *pass) gatherTemplate(ctx context.Context, m *unstructured.Unstructured,
 	if !plan.ReadsReplacement(in) {
 		return in, nil
 	}
-	if in.Replacement, err = apply.Get(ctx, p.target.Read(), m.GroupVersionKind(), m.GetNamespace(), in.ReplacementName); err != nil {
+	if in.Replacement, err = target.Get(ctx, p.target.Read(), m.GroupVersionKind(), m.GetNamespace(), in.ReplacementName); err != nil {
 		return plan.TemplateInput{}, err
 	}
 	if in.Replacement != nil {
@@ -102,12 +102,12 @@ func (p *pass) gatherTemplate(ctx context.Context, m *unstructured.Unstructured,
 
 // readOwners reads, for a template whose correction creates an object
 // that takes over its owners (a replacement, a recreate) in a pass that
-// may write, its owners as they are now (apply.CurrentOwners).
+// may write, its owners as they are now (target.CurrentOwners).
 func (p *pass) readOwners(ctx context.Context, tp plan.TemplatePlan) error {
 	if !p.res.Act || tp.Live == nil || (!tp.Needs(plan.WriteCreateReplacement) && !tp.Needs(plan.WriteDelete)) {
 		return nil
 	}
-	owners, err := apply.CurrentOwners(ctx, p.target.Client, tp.Live)
+	owners, err := target.CurrentOwners(ctx, p.target.Client, tp.Live)
 	if err != nil {
 		return err
 	}

@@ -15,12 +15,13 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // TargetResolver returns the cluster and identity a HelmRelease deploys to
-// (an *apply.Targets in production).
+// (an *target.Targets in production).
 type TargetResolver interface {
-	For(ctx context.Context, hr *helmv2.HelmRelease) (*apply.Target, error)
+	For(ctx context.Context, hr *helmv2.HelmRelease) (*target.Target, error)
 }
 
 // forgetter is a TargetResolver that keeps clients for HelmReleases.
@@ -59,7 +60,7 @@ type Engine struct {
 type Request struct {
 	HelmRelease *helmv2.HelmRelease
 	// Target, when set, is used instead of Engine.Targets.
-	Target *apply.Target
+	Target *target.Target
 	// ReadOnly forbids writes, whatever the mode, and looks at releases
 	// that did not opt in or are suspended (the diff command).
 	ReadOnly bool
@@ -102,19 +103,13 @@ func (e *Engine) run(ctx context.Context, req Request) (*Result, error) {
 		res.Verdict = &v
 		return res, nil
 	}
-	target, err := e.target(ctx, req)
+	tg, err := e.target(ctx, req)
 	if err != nil {
 		return verdictOrFail(res, err)
 	}
-	p, err := e.plan(ctx, hr, target, res, start.Facts)
+	p, err := e.plan(ctx, hr, tg, res, start.Facts)
 	if err != nil || res.Verdict != nil {
 		return verdictOrFail(res, err)
-	}
-	if plan.NeedsFreshFacts(target.Cached(), res.Decisions) {
-		target, res = target.Fresh(), newResult(start)
-		if p, err = e.plan(ctx, hr, target, res, start.Facts); err != nil || res.Verdict != nil {
-			return verdictOrFail(res, err)
-		}
 	}
 	if res.Act {
 		e.act(ctx, p, res)
@@ -147,8 +142,8 @@ func newResult(start plan.PassStart) *Result {
 // plan gathers and decides one pass: the facts, the gates, the decisions.
 // A gate that stops the pass sets res.Verdict; an error is returned as it
 // was met.
-func (e *Engine) plan(ctx context.Context, hr *helmv2.HelmRelease, target *apply.Target, res *Result, facts plan.Facts) (*pass, error) {
-	p := &pass{engine: e, hr: hr, target: target, res: res}
+func (e *Engine) plan(ctx context.Context, hr *helmv2.HelmRelease, tg *target.Target, res *Result, facts plan.Facts) (*pass, error) {
+	p := &pass{engine: e, hr: hr, target: tg, res: res}
 	if err := p.gather(ctx, &facts); err != nil {
 		return p, err
 	}
@@ -173,7 +168,7 @@ func verdictOrFail(res *Result, err error) (*Result, error) {
 	return nil, err
 }
 
-func (e *Engine) target(ctx context.Context, req Request) (*apply.Target, error) {
+func (e *Engine) target(ctx context.Context, req Request) (*target.Target, error) {
 	if req.Target != nil {
 		return req.Target, nil
 	}

@@ -3,11 +3,11 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
@@ -69,44 +69,33 @@ func (p *pass) gatherStorage(ctx context.Context, facts *plan.Facts) error {
 // paused templates (those the pass would look at: not skipped) and
 // consumers.
 func (p *pass) gatherLive(ctx context.Context, facts *plan.Facts) error {
-	p.target.Expect(p.objs.Clusters, p.objs.Templates, p.objs.Consumers)
-	p.target.ExpectKinds(p.otherUserKinds()...)
-	var err error
-	if p.clusters, err = apply.GetAll(ctx, p.target.Read(), p.objs.Clusters); err != nil {
+	objs := slices.Concat(p.objs.Clusters, p.objs.Templates, p.objs.Consumers)
+	live, err := p.target.GetEach(ctx, objs)
+	if err != nil {
 		return err
+	}
+	p.live = map[manifest.ID]*unstructured.Unstructured{}
+	var looked []*unstructured.Unstructured
+	for i, m := range objs {
+		switch o := live[i]; {
+		case i < len(p.objs.Clusters):
+			if o != nil {
+				p.clusters = append(p.clusters, o)
+			}
+		case i < len(p.objs.Clusters)+len(p.objs.Templates):
+			p.live[manifest.IDOf(m)] = o
+			if o != nil && plan.SkipReason(m, o, p.rel.Name, p.rel.Namespace) == "" {
+				looked = append(looked, o)
+			}
+		default:
+			p.live[manifest.IDOf(m)] = o
+			looked = append(looked, o)
+		}
 	}
 	facts.MissingClusters, facts.DeletingClusters = plan.UnavailableClusters(p.objs.Clusters, p.clusters)
 	facts.PausedClusters = plan.PausedClusters(p.clusters)
-	p.live = map[manifest.ID]*unstructured.Unstructured{}
-	var looked []*unstructured.Unstructured
-	for _, m := range p.objs.Templates {
-		live, err := p.readLive(ctx, m)
-		if err != nil {
-			return err
-		}
-		if live != nil && plan.SkipReason(m, live, p.rel.Name, p.rel.Namespace) == "" {
-			looked = append(looked, live)
-		}
-	}
-	for _, m := range p.objs.Consumers {
-		live, err := p.readLive(ctx, m)
-		if err != nil {
-			return err
-		}
-		looked = append(looked, live)
-	}
 	facts.PausedObjects = plan.PausedObjects(looked)
 	return nil
-}
-
-// readLive reads m's live object into p.live; nil when it does not exist.
-func (p *pass) readLive(ctx context.Context, m *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	live, err := apply.Get(ctx, p.target.Read(), m.GroupVersionKind(), m.GetNamespace(), m.GetName())
-	if err != nil {
-		return nil, err
-	}
-	p.live[manifest.IDOf(m)] = live
-	return live, nil
 }
 
 // readRelease reads the release helm-controller's history names and splits

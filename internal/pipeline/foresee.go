@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // Upgraded is the world as a Helm upgrade would leave it, as a preview
@@ -42,7 +42,7 @@ type Upgraded struct {
 // that confirm drift, which the server answers against the object live
 // now; for a template the upgrade leaves alone, that is the object after
 // it.
-func (e *Engine) Foresee(ctx context.Context, hr *helmv2.HelmRelease, target *apply.Target, up Upgraded) (*Result, error) {
+func (e *Engine) Foresee(ctx context.Context, hr *helmv2.HelmRelease, tg *target.Target, up Upgraded) (*Result, error) {
 	next := *up.Release
 	info := *next.Info
 	info.Status = common.StatusDeployed
@@ -55,9 +55,9 @@ func (e *Engine) Foresee(ctx context.Context, hr *helmv2.HelmRelease, target *ap
 	in.Status.History = append(helmv2.Snapshots{{Name: next.Name, Namespace: next.Namespace, Version: next.Version,
 		Status: string(common.StatusDeployed), ChartName: next.Chart.Metadata.Name, ChartVersion: next.Chart.Metadata.Version}},
 		hr.Status.History...)
-	world := &upgradedClient{Client: target.Client, objects: up.Objects, secret: secret}
-	t := &apply.Target{Client: world, Secrets: upgradedSecrets{base: target.Secrets, secret: secret},
-		Key: target.Key + "|upgraded", Remote: target.Remote}
+	world := &upgradedClient{Client: tg.Client, objects: up.Objects, secret: secret}
+	t := &target.Target{Client: world, Secrets: upgradedSecrets{base: tg.Secrets, secret: secret},
+		Key: tg.Key + "|upgraded", Remote: tg.Remote}
 	return e.Run(ctx, Request{HelmRelease: in, Target: t, ReadOnly: true})
 }
 

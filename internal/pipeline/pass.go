@@ -5,18 +5,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // pass carries one pass's state between its stages.
 type pass struct {
 	engine *Engine
 	hr     *helmv2.HelmRelease
-	target *apply.Target
+	target *target.Target
 	res    *Result
 	// Valid after gather, once the gates passed: the release's objects, its
 	// live Clusters, the live templates and consumers of its manifest by ID
@@ -34,7 +34,7 @@ type pass struct {
 	previous map[manifest.ID]*unstructured.Unstructured
 	use      usage
 	// owners are, by template, the owners its replacement or recreate
-	// takes over (apply.CurrentOwners); set by decide for the templates
+	// takes over (target.CurrentOwners); set by decide for the templates
 	// whose writes need them.
 	owners map[manifest.ID][]metav1.OwnerReference
 }

@@ -27,25 +27,3 @@ func StartPass(annotations map[string]string, suspended, readOnly bool) PassStar
 		Act:     !readOnly && opts.Mode == ModeEnabled,
 	}
 }
-
-// NeedsFreshFacts reports whether a pass must decide again from live reads
-// before it acts: its decisions delete something (a recreate, or the
-// clean-up of a replacement) and were made from informers, which may lag a
-// new user. "Delete only when unused" is never decided on a cache.
-func NeedsFreshFacts(cached bool, d Decisions) bool {
-	return cached && d.Act && d.Deletes()
-}
-
-// Deletes reports whether the decisions delete anything: a recreate, or
-// the clean-up of a replacement.
-func (d Decisions) Deletes() bool {
-	if len(d.Prune) > 0 {
-		return true
-	}
-	for _, t := range d.Templates {
-		if t.Needs(WriteDelete) {
-			return true
-		}
-	}
-	return false
-}

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
@@ -46,25 +45,6 @@ func TestStartPass(t *testing.T) {
 	}
 	s := plan.StartPass(map[string]string{api.ModeAnnotation: "sometimes"}, false, false)
 	NewWithT(t).Expect(s.Facts.ConfigErr).To(HaveOccurred(), "a bad annotation is the gates' to report")
-}
-
-// TestNeedsFreshFacts: a pass that deletes, decided from informers, decides
-// again from live reads before it acts.
-func TestNeedsFreshFacts(t *testing.T) {
-	g := NewWithT(t)
-	recreate := plan.Decisions{Act: true, Templates: []plan.TemplatePlan{{Writes: []plan.Write{plan.WriteDelete, plan.WriteCreate}}}}
-	prune := plan.Decisions{Act: true, Prune: pruned()}
-	patch := plan.Decisions{Act: true, Templates: []plan.TemplatePlan{{Writes: []plan.Write{plan.WritePatch}}}}
-	g.Expect(plan.NeedsFreshFacts(true, recreate)).To(BeTrue())
-	g.Expect(plan.NeedsFreshFacts(true, prune)).To(BeTrue())
-	g.Expect(plan.NeedsFreshFacts(true, patch)).To(BeFalse(), "no delete")
-	g.Expect(plan.NeedsFreshFacts(false, recreate)).To(BeFalse(), "already live reads")
-	recreate.Act = false
-	g.Expect(plan.NeedsFreshFacts(true, recreate)).To(BeFalse(), "nothing will be written")
-}
-
-func pruned() []*unstructured.Unstructured {
-	return []*unstructured.Unstructured{{Object: map[string]any{"kind": "Metal3MachineTemplate"}}}
 }
 
 // TestDryRunLasting: only the answers about the request itself are

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/templatedrift/template-drift-controller/internal/diff"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
@@ -29,6 +30,12 @@ const (
 	// OpPrune deletes the unused replacement Live with UID and
 	// resourceVersion preconditions, without waiting.
 	OpPrune Op = "Prune"
+	// OpConfirmUnused lists Users live in ID's namespace and stops the pass
+	// if one of them references ID. It comes before every delete: "delete
+	// only when unused" was decided from reads that may lag a user made
+	// since (informers), and a user the delete would strand is worse than
+	// a pass retried.
+	OpConfirmUnused Op = "ConfirmUnused"
 	// OpStop stops the pass's writes: a template ahead of the ones after it
 	// in dependency order cannot be corrected (Message says why).
 	OpStop Op = "Stop"
@@ -56,6 +63,8 @@ type Step struct {
 	Changes []diff.Change
 	// Message says why an OpStop stops the writes.
 	Message string
+	// Users are the kinds an OpConfirmUnused lists.
+	Users []schema.GroupKind
 	// Chained is true when the step is one write of a correction of
 	// several (a rotation's create, repoint and mark; a recreate; a prune
 	// beside a repoint): a move that copies the namespace between them
@@ -68,7 +77,7 @@ func (s Step) Writes() int {
 	switch s.Op {
 	case OpRecreate:
 		return 2
-	case OpStop:
+	case OpStop, OpConfirmUnused:
 		return 0
 	}
 	return 1
@@ -144,7 +153,8 @@ func correctionSteps(d Decisions, in ScriptInput) []Step {
 		}
 	}
 	for _, o := range d.Prune {
-		steps = append(steps, Step{Op: OpPrune, ID: manifest.IDOf(o), Live: o, Chained: true, Log: "Deleting unused replacement"})
+		steps = append(steps, confirmUnused(manifest.IDOf(o)),
+			Step{Op: OpPrune, ID: manifest.IDOf(o), Live: o, Chained: true, Log: "Deleting unused replacement"})
 	}
 	return steps
 }
@@ -160,12 +170,17 @@ func templateSteps(t TemplatePlan, in ScriptInput) []Step {
 		return []Step{{Op: OpCreate, ID: t.ID, Object: obj, Chained: true, Log: "Creating replacement template " + t.RenameTo()}}
 	case t.Needs(WriteDelete):
 		obj := BuildRecreate(t.Desired, t.Live, in.Owners[t.ID], in.Release, t.DriftDigest)
-		return []Step{{Op: OpRecreate, ID: t.ID, Live: t.Live, Object: obj, Chained: true, Log: "Recreating template"}}
+		return []Step{confirmUnused(t.ID), {Op: OpRecreate, ID: t.ID, Live: t.Live, Object: obj, Chained: true, Log: "Recreating template"}}
 	case t.Needs(WriteCreate):
 		obj := BuildRecreate(t.Desired, nil, ClusterOwners(in.Clusters, t.Desired.GetNamespace()), in.Release, t.DriftDigest)
 		return []Step{{Op: OpCreate, ID: t.ID, Object: obj, Log: "Creating missing template from the release manifest"}}
 	}
 	return nil
+}
+
+// confirmUnused is the fresh read before the delete of id.
+func confirmUnused(id manifest.ID) Step {
+	return Step{Op: OpConfirmUnused, ID: id, Users: manifest.UserKinds()}
 }
 
 // ClusterOwners returns non-controller ownerReferences to the release's

@@ -40,11 +40,11 @@ func TestScriptOrder(t *testing.T) {
 		readOnly bool
 		want     []string
 	}{
-		{name: "templates in dependency order, then repoints, then marks, then prunes; the Cluster blocked first",
+		{name: "templates in dependency order, then repoints, then marks, then prunes; the Cluster blocked first; every delete confirmed unused from a fresh read just before",
 			d: plan.Decisions{Templates: []plan.TemplatePlan{rotate, inPlace, recreate, missing, unmark},
 				Consumers: []plan.ConsumerPlan{repointPlan(t, "a", "md")}, Prune: []*unstructured.Unstructured{pruned}},
-			want: []string{"BlockMove mgmt", "Create data", "Patch workers", "Recreate cp", "Create gone",
-				"Patch md", "Patch data", "Patch back", "Prune old-0123456789"}},
+			want: []string{"BlockMove mgmt", "Create data", "Patch workers", "ConfirmUnused cp", "Recreate cp", "Create gone",
+				"Patch md", "Patch data", "Patch back", "ConfirmUnused old-0123456789", "Prune old-0123456789"}},
 		{name: "a failed template stops the writes there: no repoint, mark or prune after it",
 			d: plan.Decisions{Templates: []plan.TemplatePlan{inPlace, failed, rotate},
 				Consumers: []plan.ConsumerPlan{repointPlan(t, "a", "md")}, Prune: []*unstructured.Unstructured{pruned}},
@@ -80,7 +80,7 @@ func TestScriptObjects(t *testing.T) {
 		Release: rel, Clusters: []*unstructured.Unstructured{mgmt, cluster(t, "b", "other", nil)},
 		Owners: map[manifest.ID][]metav1.OwnerReference{rotate.ID: {owner}, recreate.ID: {owner}},
 	})
-	g.Expect(opsOf(got.Steps)).To(Equal([]string{"BlockMove mgmt", "Create data", "Recreate cp", "Create gone"}))
+	g.Expect(opsOf(got.Steps)).To(Equal([]string{"BlockMove mgmt", "Create data", "ConfirmUnused cp", "Recreate cp", "Create gone"}))
 
 	replacement := got.Steps[1].Object
 	g.Expect(replacement.GetName()).To(Equal("data-1"))
@@ -88,15 +88,17 @@ func TestScriptObjects(t *testing.T) {
 	g.Expect(replacement.GetAnnotations()).To(HaveKeyWithValue(api.ReplacesAnnotation, "data"))
 	g.Expect(got.Steps[1].Chained).To(BeTrue())
 
-	g.Expect(got.Steps[2].Live).To(BeIdenticalTo(recreate.Live), "a recreate deletes the live template as read")
-	g.Expect(got.Steps[2].Object.GetOwnerReferences()).To(ConsistOf(owner))
-	g.Expect(got.Steps[2].Writes()).To(Equal(2), "delete and create")
+	g.Expect(got.Steps[2].Users).To(Equal(manifest.UserKinds()), "every kind that may use a template is listed again")
+	g.Expect(got.Steps[2].Writes()).To(BeZero())
+	g.Expect(got.Steps[3].Live).To(BeIdenticalTo(recreate.Live), "a recreate deletes the live template as read")
+	g.Expect(got.Steps[3].Object.GetOwnerReferences()).To(ConsistOf(owner))
+	g.Expect(got.Steps[3].Writes()).To(Equal(2), "delete and create")
 
-	created := got.Steps[3].Object
+	created := got.Steps[4].Object
 	g.Expect(created.GetOwnerReferences()).To(ConsistOf(metav1.OwnerReference{APIVersion: "cluster.x-k8s.io/v1beta2", Kind: "Cluster", Name: "mgmt", UID: "cluster-uid"}),
 		"a missing template is owned by its namespace's Clusters only")
 	g.Expect(created.GetAnnotations()).To(HaveKeyWithValue(api.HelmReleaseNameAnnotation, "cluster"))
-	g.Expect(got.Steps[3].Chained).To(BeFalse(), "a create of a missing template is whole in one write")
+	g.Expect(got.Steps[4].Chained).To(BeFalse(), "a create of a missing template is whole in one write")
 }
 
 func TestLifts(t *testing.T) {

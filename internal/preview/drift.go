@@ -8,12 +8,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
-	"github.com/templatedrift/template-drift-controller/internal/diffreport"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/pipeline"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 	"github.com/templatedrift/template-drift-controller/internal/release"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // Drift is, for a template, what the add-on sees of it now and after the
@@ -45,7 +44,7 @@ func (req Request) foresee(ctx context.Context, rep *Report, next *helmv1.Releas
 	if err != nil {
 		return fmt.Errorf("failed to reach the target cluster: %w", err)
 	}
-	target := &apply.Target{Client: req.Target, Secrets: cs.CoreV1(), Key: "preview"}
+	target := &target.Target{Client: req.Target, Secrets: cs.CoreV1(), Key: "preview"}
 	engine := &pipeline.Engine{Kinds: req.Kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes),
 		MaxManifestBytes: manifest.DefaultMaxManifestBytes}
 	hr := req.HelmRelease
@@ -80,7 +79,7 @@ func (req Request) foresee(ctx context.Context, rep *Report, next *helmv1.Releas
 			d.After, act = string(lp.Outcome), lp
 		}
 		if act.Outcome.Differs() {
-			d.Addon = diffreport.Action(diffreport.TemplateOf(act))
+			d.Addon, _ = plan.Describe(act, false)
 		}
 		o.Drift = d
 	}

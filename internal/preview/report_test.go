@@ -80,12 +80,12 @@ func TestDriftRows(t *testing.T) {
 	g := NewWithT(t)
 	drifted := Report{HelmRelease: "fleet/e", Chart: "cluster@1.0.0", ApplyMethod: "csa", AddonMode: "warn", Objects: []Object{
 		{Kind: "Metal3MachineTemplate", Name: "mgmt-md0", Change: ChangeNone,
-			Drift: &Drift{Today: "Drifted", After: "Drifted", Fate: "stays", Addon: "drifted, would in-place (rolls machines: no)"}},
+			Drift: &Drift{Today: "Drifted", After: "Drifted", Fate: "stays", Addon: "would in-place, rolls machines: no"}},
 		{Kind: "Metal3MachineTemplate", Name: "mgmt-cp", Change: ChangeNone, Drift: &Drift{Today: "InSync", After: "InSync", Fate: "none"}},
 	}}
 	var text, md bytes.Buffer
 	g.Expect(WriteText(&text, []Report{drifted})).To(Succeed())
-	g.Expect(text.String()).To(ContainSubstring("Metal3MachineTemplate/mgmt-md0   unchanged   unchanged, still drifted; then the add-on: would in-place (rolls machines: no)"))
+	g.Expect(text.String()).To(ContainSubstring("Metal3MachineTemplate/mgmt-md0   unchanged   unchanged, still drifted; then the add-on: would in-place, rolls machines: no"))
 	g.Expect(text.String()).NotTo(ContainSubstring("mgmt-cp"))
 	g.Expect(text.String()).To(ContainSubstring("the add-on's mode is warn here"))
 	g.Expect(WriteMarkdown(&md, []Report{drifted})).To(Succeed())

@@ -104,7 +104,7 @@ func Summarize(res *pipeline.Result) Summary {
 	}
 	if a.Pruned {
 		out.event(corev1.EventTypeNormal, api.TemplatePrunedEvent,
-			fmt.Sprintf("Deleted unused replacements of release %s: %s", ref, ids(res.Pruned)), true)
+			fmt.Sprintf("Deleted unused replacements of release %s: %s", ref, plan.IDs(res.Pruned)), true)
 	}
 	for _, t := range a.Reverted {
 		out.event(corev1.EventTypeWarning, api.TemplateReferenceRevertedEvent,
@@ -138,49 +138,31 @@ func truncate(msg string, limit int) string {
 	return msg
 }
 
-// describe renders one line per template that is not simply in sync. A
-// correction reads the same on the pass that makes it and on every pass
-// after it, so a steady state writes no new condition; detail adds the
-// fields changed, for the event of the pass that wrote.
+// describe renders one line per template that is not simply in sync
+// (plan.Describe). A correction reads the same on the pass that makes it
+// and on every pass after it, so a steady state writes no new condition;
+// detail adds the fields changed, for the event of the pass that wrote. A
+// drift left as it is always names its fields.
 func describe(res *pipeline.Result, detail bool) []string {
 	var lines []string
 	for _, t := range res.Templates {
-		line := t.ID.Kind + "/" + t.ID.Name + ": "
-		switch {
-		case t.Outcome == plan.OutcomeFailed:
-			line += t.Message
-		case t.Outcome == plan.OutcomeWaiting:
-			line += "waiting for deletion to finish"
-		case t.Outcome == plan.OutcomeBlocked:
-			line += t.Message
-		case t.Outcome == plan.OutcomeHeld:
-			line += held(t)
-		case t.ConsumersBehind() && !res.Act:
-			line += "rotated to " + t.RenameTo() + " earlier, but consumers reference another object; would repoint them to " +
-				t.RenameTo() + ", rolls machines: " + yesNo(t.RollsMachines)
-		case t.Outcome == plan.OutcomeCorrected || (res.Act && (t.Outcome == plan.OutcomeDrifted || t.Outcome == plan.OutcomeMissing)):
-			line += done(t)
-			if len(t.HeldBy()) > 0 {
-				line = t.ID.Kind + "/" + t.ID.Name + ": " + held(t)
-			}
-			if detail && t.Outcome != plan.OutcomeCorrected && len(t.Changes) > 0 {
-				line += " [" + diff.Summary(t.Changes, maxValueRunes, maxPathsPerItem) + "]"
-			}
-		case t.Restored && res.Act:
-			line += "matches the manifest again, consumers repointed back to it, rolls machines: " + yesNo(t.RollsMachines)
-		case t.Restored:
-			line += "matches the manifest again, would repoint consumers back to it, rolls machines: " + yesNo(t.RollsMachines)
-		case t.Outcome == plan.OutcomeMissing:
-			line += "missing, would recreate from the manifest, rolls machines: no"
-		case t.Outcome == plan.OutcomeDrifted:
-			line += "would " + string(t.Strategy) + renamed(t) + ", rolls machines: " + yesNo(t.RollsMachines) +
-				" [" + diff.Summary(t.Changes, maxValueRunes, maxPathsPerItem) + "]"
-		default:
+		line, ok := plan.Describe(t, res.Act)
+		if !ok {
 			continue
+		}
+		line = t.ID.Kind + "/" + t.ID.Name + ": " + line
+		leftDrifted := !res.Act && t.Outcome == plan.OutcomeDrifted && !t.Restored && !t.ConsumersBehind()
+		if len(t.Changes) > 0 && (leftDrifted || (detail && res.Act && acts(t))) {
+			line += " [" + diff.Summary(t.Changes, maxValueRunes, maxPathsPerItem) + "]"
 		}
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// acts reports whether a template's line is what a pass acting on it did.
+func acts(t plan.TemplatePlan) bool {
+	return t.Outcome == plan.OutcomeDrifted || t.Outcome == plan.OutcomeMissing
 }
 
 // conflicts names the templates and consumers of the manifest that another
@@ -198,22 +180,6 @@ func conflicts(res *pipeline.Result) []string {
 	return out
 }
 
-// held says that a rotation is in effect for the release's consumers while
-// consumers outside the release keep the drifted original in use.
-func held(t plan.TemplatePlan) string {
-	return "rotated to " + t.RenameTo() + " for the release's consumers, rolls machines: " + yesNo(t.RollsMachines) +
-		"; still in use, with its drift, by " + ids(t.HeldBy()) + " (not of this release, never repointed)"
-}
-
-// ids names objects "<Kind> <ns>/<name>", in the order given.
-func ids(in []manifest.ID) string {
-	var out []string
-	for _, id := range in {
-		out = append(out, id.Kind+" "+id.Namespace+"/"+id.Name)
-	}
-	return strings.Join(out, ", ")
-}
-
 // corrections renders, with the fields changed, one line per template the
 // pass corrected (plan.Decisions.Corrects; the event is sent only when its
 // writes were made).
@@ -223,35 +189,14 @@ func corrections(res *pipeline.Result) []string {
 		if !res.Corrects(t) {
 			continue
 		}
-		line := t.ID.Kind + "/" + t.ID.Name + ": " + done(t)
-		if len(t.HeldBy()) > 0 {
-			line = t.ID.Kind + "/" + t.ID.Name + ": " + held(t)
-		}
+		line, _ := plan.Describe(t, true)
+		line = t.ID.Kind + "/" + t.ID.Name + ": " + line
 		if len(t.Changes) > 0 {
 			line += " [" + diff.Summary(t.Changes, maxValueRunes, maxPathsPerItem) + "]"
 		}
 		lines = append(lines, line)
 	}
 	return lines
-}
-
-// done says what a correction did, from the strategy alone.
-func done(t plan.TemplatePlan) string {
-	switch t.Strategy {
-	case plan.StrategyInPlace:
-		return "corrected in place, rolls machines: no"
-	case plan.StrategyRotate:
-		return "rotated to " + t.RenameTo() + ", rolls machines: " + yesNo(t.RollsMachines)
-	default:
-		return "recreated, rolls machines: no"
-	}
-}
-
-func renamed(t plan.TemplatePlan) string {
-	if t.RenameTo() == "" {
-		return ""
-	}
-	return " to " + t.RenameTo()
 }
 
 // describeNotes names the templates healed by an earlier release's
@@ -276,7 +221,7 @@ func describeNotes(res *pipeline.Result) string {
 		b.WriteString(". Skipped: " + strings.Join(skipped, ", "))
 	}
 	if len(res.Pruned) > 0 {
-		b.WriteString(pruneNote + ids(res.Pruned))
+		b.WriteString(pruneNote + plan.IDs(res.Pruned))
 	}
 	return b.String()
 }
@@ -290,11 +235,4 @@ func withoutPruneNote(msg string) string {
 		return msg[:i]
 	}
 	return msg
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }

@@ -1,4 +1,4 @@
-package apply
+package target
 
 import (
 	"github.com/templatedrift/template-drift-controller/internal/plan"

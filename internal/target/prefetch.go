@@ -1,4 +1,4 @@
-package apply
+package target
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // starts its informer and waits for that list, so a pass that reads the
 // kinds only it lists (MachineSets, Metal3DataClaims, Metal3Data), one
 // after another, waits for their lists in turn; started when the pass
-// names its kinds (Target.Expect, ExpectKinds), they load beside its
+// names its kinds (Target.GetEach, ListEach), they load beside its
 // other reads. The informer is recorded as read, so SetKinds' caller
 // removes it if its kind goes. A Cache that cannot start informers (a
 // plain reader) is left alone.

@@ -1,4 +1,4 @@
-package apply_test
+package target_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // recorder is a client.Reader that records the kinds it was asked for.
@@ -93,7 +93,7 @@ func TestCachedReaderRoutes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			cache, live := &recorder{}, &recorder{}
-			r := &apply.CachedReader{Cache: cache, Live: live, SecretMetadata: tc.secretMeta,
+			r := &target.CachedReader{Cache: cache, Live: live, SecretMetadata: tc.secretMeta,
 				Kinds: map[schema.GroupKind]bool{m3mt.GroupKind(): true}}
 			g.Expect(tc.read(context.Background(), r)).To(Succeed())
 			g.Expect(cache.calls).To(Equal(tc.wantCache))

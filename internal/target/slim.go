@@ -1,4 +1,4 @@
-package apply
+package target
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

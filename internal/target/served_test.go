@@ -1,4 +1,4 @@
-package apply_test
+package target_test
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
-	"github.com/templatedrift/template-drift-controller/internal/apply"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 var (
@@ -57,7 +57,7 @@ func TestServedKinds(t *testing.T) {
 	inner := &countingMapper{served: map[schema.GroupKind]bool{machineDep: true}}
 	built := 0
 	now := time.Unix(0, 0)
-	m, err := apply.NewServedKinds(func() (apimeta.RESTMapper, error) { built++; return inner, nil }, time.Minute)
+	m, err := target.NewServedKinds(func() (apimeta.RESTMapper, error) { built++; return inner, nil }, time.Minute)
 	g.Expect(err).NotTo(HaveOccurred())
 	m.Now = func() time.Time { return now }
 
@@ -117,7 +117,7 @@ func TestServedKindsWithoutRecheck(t *testing.T) {
 	g := NewWithT(t)
 	inner := &countingMapper{served: map[schema.GroupKind]bool{}}
 	now := time.Unix(0, 0)
-	m, err := apply.NewServedKinds(func() (apimeta.RESTMapper, error) { return inner, nil }, 0)
+	m, err := target.NewServedKinds(func() (apimeta.RESTMapper, error) { return inner, nil }, 0)
 	g.Expect(err).NotTo(HaveOccurred())
 	m.Now = func() time.Time { return now }
 	_, _ = m.RESTMapping(machinePool)
@@ -145,7 +145,7 @@ func TestIsUnserved(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			NewWithT(t).Expect(apply.IsUnserved(tc.err)).To(Equal(tc.want))
+			NewWithT(t).Expect(target.IsUnserved(tc.err)).To(Equal(tc.want))
 		})
 	}
 }

@@ -1,0 +1,106 @@
+package target
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// This file is the door a pass reads its target through. It behaves like a
+// live client; how each read is served stays behind it.
+
+// Read returns the reader of the pass's reads: Reader, or Client, whose
+// live reads retry a failure that may pass (retryingReader); on the local
+// cluster, one that tells Targets.Notice what it reads.
+func (t *Target) Read() client.Reader {
+	r := client.Reader(retryingReader{t.Client})
+	if t.Reader != nil {
+		r = t.Reader
+	}
+	if t.notice != nil {
+		return noticingReader{Reader: r, notice: t.notice}
+	}
+	return r
+}
+
+// GetEach reads the live counterpart of each of objs, in their order; nil
+// for one that does not exist. The kinds are told to Targets.Notice before
+// the first read: an informer syncs on its first read, so kinds read one
+// after another would wait for each initial list in turn, where told
+// together their lists run side by side.
+func (t *Target) GetEach(ctx context.Context, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	gvks := make([]schema.GroupVersionKind, 0, len(objs))
+	for _, o := range objs {
+		gvks = append(gvks, o.GroupVersionKind())
+	}
+	t.expect(gvks)
+	r := t.Read()
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		live, err := Get(ctx, r, o.GroupVersionKind(), o.GetNamespace(), o.GetName())
+		if err != nil {
+			return nil, err
+		}
+		out[i] = live
+	}
+	return out, nil
+}
+
+// ListEach lists, in namespace, the objects of each kind: at the version
+// given, or, for a kind given without one, at the version the server
+// prefers. A kind the server does not serve lists nothing: a cluster
+// without MachinePools, or without RKE2, has none. The mapper (ServedKinds)
+// answers that from memory after the first time; a kind whose
+// CustomResourceDefinition went after the mapper learnt of it is answered
+// 404, and the mapper is told. As GetEach, the kinds are told to
+// Targets.Notice together before the first list.
+func (t *Target) ListEach(ctx context.Context, namespace string, kinds []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+	mapper := t.Client.RESTMapper()
+	gvks := make([]schema.GroupVersionKind, 0, len(kinds))
+	for _, k := range kinds {
+		if k.Version == "" {
+			mapping, err := mapper.RESTMapping(k.GroupKind())
+			if apimeta.IsNoMatchError(err) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("failed to find the served version of %s: %w", k.GroupKind(), err)
+			}
+			k = mapping.GroupVersionKind
+		}
+		gvks = append(gvks, k)
+	}
+	t.expect(gvks)
+	r := t.Read()
+	var out []*unstructured.Unstructured
+	for _, gvk := range gvks {
+		objs, err := List(ctx, r, gvk, namespace)
+		if apierrors.IsNotFound(err) {
+			if m, ok := mapper.(unservedMarker); ok {
+				m.MarkUnserved(gvk.GroupKind())
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}
+
+// expect tells Targets.Notice, on the local cluster, the kinds a pass is
+// about to read.
+func (t *Target) expect(gvks []schema.GroupVersionKind) {
+	if t.notice == nil {
+		return
+	}
+	for _, gvk := range gvks {
+		t.notice(gvk)
+	}
+}
