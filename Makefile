@@ -73,7 +73,7 @@ lint: ## Build golangci-lint from the Go module proxy (cached) and run it over t
 # no bin/). A package that mixes both goes in UNIT_MIXED_PKGS, with its
 # integration tests listed by name in UNIT_SKIP; a new integration test that is
 # not listed there fails `make unit` loudly instead of being skipped quietly.
-UNIT_PKGS ?= ./api/... ./internal/doctable/... ./internal/diff/... ./internal/plan/... ./internal/manifest/... ./internal/report/... ./internal/diffreport/... ./internal/monitoring/... ./e2e/framework/...
+UNIT_PKGS ?= ./api/... ./internal/testenv/doctable/... ./internal/diff/... ./internal/plan/... ./internal/manifest/... ./internal/report/... ./internal/diffreport/... ./internal/monitoring/... ./e2e/framework/...
 # internal/chart is left to `make chart-test`, which runs its render, golden,
 # schema and lint tests (no control plane) together with its API server ones.
 UNIT_MIXED_PKGS ?= ./internal/release/

@@ -9,7 +9,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/templatedrift/template-drift-controller/internal/doctable"
+	"github.com/templatedrift/template-drift-controller/internal/testenv/doctable"
 )
 
 // referenceDoc is the user's reference, whose tables list the names this

@@ -16,7 +16,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/templatedrift/template-drift-controller/internal/doctable"
+	"github.com/templatedrift/template-drift-controller/internal/testenv/doctable"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 

@@ -127,13 +127,6 @@ func IsConsumer(gk schema.GroupKind) bool {
 	return ok
 }
 
-// IsHolder reports whether objects of gk hold templates without being
-// repointed (holdTable): Cluster API and CAPM3 make them, not a release.
-func IsHolder(gk schema.GroupKind) bool {
-	_, ok := holdTable[gk]
-	return ok
-}
-
 // RollsMachines reports whether repointing a reference held by gk rolls
 // machines. Repointing a MachineDeployment or a control plane does; an
 // in-place edit of another template (Metal3MachineTemplate.dataTemplate)

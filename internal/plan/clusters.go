@@ -33,7 +33,7 @@ func isPaused(cluster *unstructured.Unstructured) bool {
 }
 
 // UnavailableClusters compares the Clusters the release renders with the
-// live ones read for them (GetAll leaves out those that do not exist) and
+// live ones read for them (those that do not exist left out) and
 // names ("<ns>/<name>") the rendered ones missing live and the live ones
 // being deleted.
 func UnavailableClusters(rendered, live []*unstructured.Unstructured) (missing, deleting []string) {

@@ -50,19 +50,3 @@ func CurrentOwners(ctx context.Context, c client.Reader, live *unstructured.Unst
 	}
 	return out, nil
 }
-
-// GetAll reads the live counterparts of objs, leaving out those that do
-// not exist.
-func GetAll(ctx context.Context, c client.Reader, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
-	var out []*unstructured.Unstructured
-	for _, o := range objs {
-		live, err := Get(ctx, c, o.GroupVersionKind(), o.GetNamespace(), o.GetName())
-		if err != nil {
-			return nil, err
-		}
-		if live != nil {
-			out = append(out, live)
-		}
-	}
-	return out, nil
-}
