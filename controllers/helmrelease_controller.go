@@ -1,7 +1,7 @@
 // Package controllers holds the thin reconciler that runs the pipeline for
 // opted-in HelmReleases and reports the result. All decisions live in
-// internal/plan, the stages in internal/pipeline, all target-cluster I/O in
-// internal/apply.
+// internal/plan, the stages in internal/pipeline, the reads of a target
+// cluster behind internal/target and its writes in internal/apply.
 package controllers
 
 import (

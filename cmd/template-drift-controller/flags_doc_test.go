@@ -16,8 +16,8 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/templatedrift/template-drift-controller/internal/testenv/doctable"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
+	"github.com/templatedrift/template-drift-controller/internal/testenv/doctable"
 )
 
 // flagsDoc is the page whose "Controller flags" table documents every flag

@@ -1,7 +1,7 @@
 // Package pipeline runs one pass over a HelmRelease, stage by stage, in a
 // fixed order: read the release (internal/release) → pair it with the live
-// objects (internal/manifest, gathered through internal/apply) → diff
-// (internal/diff) → plan (internal/plan) → apply (internal/apply). Its
+// objects (internal/manifest, read through internal/target) → diff
+// (internal/diff) → plan (internal/plan) → act (internal/apply.Run). Its
 // Result carries the plan's decisions to the reporters (internal/report for
 // the HelmRelease, internal/diffreport for the diff command).
 //

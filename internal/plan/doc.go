@@ -1,7 +1,8 @@
 // Package plan decides, and only decides. Every function here is pure: it
-// takes plain data the gatherer (internal/apply) read from the API server and
-// returns what to do, so each decision is tested without an API server, as
-// cert-manager separates "should we act" from acting.
+// takes plain data the gatherer (internal/pipeline, through internal/target)
+// read from the API server and returns what to do, so each decision is
+// tested without an API server, as cert-manager separates "should we act"
+// from acting.
 //
 // It owns:
 //   - parsing the add-on's annotations (Options);
