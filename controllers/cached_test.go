@@ -64,7 +64,7 @@ func (w *world) cachedVersions() map[string][]string {
 }
 
 // cachedReader builds the informers production reads the local cluster
-// from (controllers.newReadCache), for every kind this suite's worlds hold,
+// from (target.NewReadCache), for every kind this suite's worlds hold,
 // with the release Secrets' metadata selected by owner=helm. Reads of
 // anything else reach the API server and are counted.
 func (w *world) cachedReader() *target.CachedReader {

@@ -90,7 +90,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	}
 	metrics := report.NewMetrics(cfg.Metrics)
 	metrics.InitKinds(templateKinds(kinds.Watch, cfg.Kinds))
-	cached, readCache, err := newReadCache(mgr, kinds, cfg.Kinds, served)
+	cached, readCache, err := target.NewReadCache(mgr, kinds.Read, kinds.SecretMetadata, kinds.CustomResourceDefinitions, cfg.Kinds, served)
 	if err != nil {
 		return WatchKinds{}, err
 	}

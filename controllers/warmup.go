@@ -15,7 +15,7 @@ import (
 )
 
 // releaseWarmup decodes, once the controller leads, the stored releases of
-// the opted-in HelmReleases it reads as itself (plan.WarmsRelease) from a
+// the opted-in HelmReleases it reads as itself (warms) from a
 // paged list of release Secrets (release.Reader.Warm). A controller that
 // starts (an upgrade, a new leader) with thousands of releases would
 // otherwise read each release Secret with a request of its own on the
@@ -50,7 +50,7 @@ func (w *releaseWarmup) Start(ctx context.Context) error {
 	want := map[[2]string]bool{}
 	for i := range list.Items {
 		hr := &list.Items[i]
-		if plan.WarmsRelease(hr.GetAnnotations(), hr.Spec.KubeConfig != nil, w.serviceAccount(hr)) {
+		if warms(hr.GetAnnotations(), hr.Spec.KubeConfig != nil, w.serviceAccount(hr)) {
 			want[[2]string{hr.GetStorageNamespace(), release.Name(hr)}] = true
 		}
 	}
@@ -67,4 +67,16 @@ func (w *releaseWarmup) Start(ctx context.Context) error {
 	}
 	w.log.Info("Warmed the release memo", keys...)
 	return nil
+}
+
+// warms reports whether the warm-up decodes a HelmRelease's stored release
+// into the memo: it must be opted in (enabled or warn, with valid
+// annotations), and its passes must read Helm storage in the local cluster
+// as the controller itself, with no spec.kubeConfig and no service account
+// to impersonate. The warm-up lists as the controller, and a memo entry
+// serves only the identity that read it: an impersonated pass must find
+// nothing its account was not shown to be allowed to read.
+func warms(annotations map[string]string, remote bool, serviceAccount string) bool {
+	opts, err := plan.ParseOptions(annotations)
+	return err == nil && opts.Mode != plan.ModeDisabled && !remote && serviceAccount == ""
 }

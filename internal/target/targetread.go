@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
 )
 
 // This file is the door a pass reads its target through. It behaves like a
@@ -30,15 +32,14 @@ func (t *Target) Read() client.Reader {
 
 // GetEach reads the live counterpart of each of objs, in their order; nil
 // for one that does not exist. The kinds are told to Targets.Notice before
-// the first read: an informer syncs on its first read, so kinds read one
-// after another would wait for each initial list in turn, where told
-// together their lists run side by side.
+// the first read, with every other kind that may use a template (at the
+// server's preferred version), which a pass lists next: an informer syncs
+// on its first read, so kinds read one after another would wait for each
+// initial list in turn, where told together their lists run side by side.
 func (t *Target) GetEach(ctx context.Context, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
-	gvks := make([]schema.GroupVersionKind, 0, len(objs))
-	for _, o := range objs {
-		gvks = append(gvks, o.GroupVersionKind())
+	if t.notice != nil {
+		t.expect(append(kindsOf(objs), t.otherUserKinds(objs)...))
 	}
-	t.expect(gvks)
 	r := t.Read()
 	out := make([]*unstructured.Unstructured, len(objs))
 	for i, o := range objs {
@@ -92,6 +93,35 @@ func (t *Target) ListEach(ctx context.Context, namespace string, kinds []schema.
 		out = append(out, objs...)
 	}
 	return out, nil
+}
+
+// kindsOf lists the kind and version of each of objs.
+func kindsOf(objs []*unstructured.Unstructured) []schema.GroupVersionKind {
+	out := make([]schema.GroupVersionKind, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.GroupVersionKind())
+	}
+	return out
+}
+
+// otherUserKinds are the kinds that may use a template (manifest.UserKinds)
+// that none of objs has, at the server's preferred version; a kind the
+// server does not serve is left out.
+func (t *Target) otherUserKinds(objs []*unstructured.Unstructured) []schema.GroupVersionKind {
+	has := map[schema.GroupKind]bool{}
+	for _, o := range objs {
+		has[o.GroupVersionKind().GroupKind()] = true
+	}
+	var out []schema.GroupVersionKind
+	for _, gk := range manifest.UserKinds() {
+		if has[gk] {
+			continue
+		}
+		if mapping, err := t.Client.RESTMapper().RESTMapping(gk); err == nil {
+			out = append(out, mapping.GroupVersionKind)
+		}
+	}
+	return out
 }
 
 // expect tells Targets.Notice, on the local cluster, the kinds a pass is

@@ -1,4 +1,4 @@
-package controllers
+package target
 
 import (
 	"fmt"
@@ -12,22 +12,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
-	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
-// newReadCache builds the informers a pass reads the local cluster from,
+// NewReadCache builds the informers a pass reads the local cluster from,
 // when it reads as the controller's own identity (no impersonation): the
-// template kinds whole but compact (target.Compact), the consumer and user
+// template kinds whole but compact (Compact), the consumer and user
 // kinds and the Clusters slimmed to what a pass reads of them
-// (target.SlimTransform), in every namespace, the metadata only of Helm's
+// (SlimTransform), in every namespace, the metadata only of Helm's
 // release Secrets, selected by Helm's owner=helm label, and the metadata only of
-// CustomResourceDefinitions (servedKinds). Secret data is never
+// CustomResourceDefinitions (for ServedKinds). Secret data is never
 // cached. Informers start on a kind's first read; the cache runs with the
 // manager. The watches of the template and consumer kinds use the same
-// informers (kindWatches). It returns nil, and passes read live, when the
-// controller may list and watch none of them.
-func newReadCache(mgr ctrl.Manager, kinds WatchKinds, templates *manifest.KindMatcher, mapper apimeta.RESTMapper) (*target.CachedReader, ctrlcache.Cache, error) {
-	if len(kinds.Read) == 0 && !kinds.SecretMetadata && !kinds.CustomResourceDefinitions {
+// informers. read are the kinds the controller may list and watch
+// cluster-wide; secretMetadata and crds whether it may list and watch the
+// Secrets' and the CRDs' metadata. It returns nil, and passes read live,
+// when the controller may list and watch none of them.
+func NewReadCache(mgr ctrl.Manager, read []schema.GroupKind, secretMetadata, crds bool, templates *manifest.KindMatcher, mapper apimeta.RESTMapper) (*CachedReader, ctrlcache.Cache, error) {
+	if len(read) == 0 && !secretMetadata && !crds {
 		return nil, nil, nil
 	}
 	c, err := newInformerCache(mgr, templates, mapper)
@@ -37,11 +38,11 @@ func newReadCache(mgr ctrl.Manager, kinds WatchKinds, templates *manifest.KindMa
 	if err := mgr.Add(c); err != nil {
 		return nil, nil, fmt.Errorf("failed to run the read cache: %w", err)
 	}
-	read := map[schema.GroupKind]bool{}
-	for _, gk := range kinds.Read {
-		read[gk] = true
+	kinds := map[schema.GroupKind]bool{}
+	for _, gk := range read {
+		kinds[gk] = true
 	}
-	return &target.CachedReader{Cache: c, Live: mgr.GetAPIReader(), Kinds: read, SecretMetadata: kinds.SecretMetadata}, c, nil
+	return &CachedReader{Cache: c, Live: mgr.GetAPIReader(), Kinds: kinds, SecretMetadata: secretMetadata}, c, nil
 }
 
 // newInformerCache builds the informer cache of the read cache.
@@ -57,7 +58,7 @@ func newInformerCache(mgr ctrl.Manager, templates *manifest.KindMatcher, mapper 
 		// half the memory. Of the Clusters, consumers and holders, a pass
 		// reads only the metadata and the template references (and
 		// spec.paused): the rest, status included, is not kept.
-		DefaultTransform: target.SlimTransform(isTemplate(templates)),
+		DefaultTransform: SlimTransform(isTemplate(templates)),
 		ByObject: map[client.Object]ctrlcache.ByObject{
 			secretMeta: {Label: labels.SelectorFromSet(labels.Set{"owner": "helm"})},
 		},

@@ -1,4 +1,4 @@
-package plan
+package controllers
 
 import (
 	"testing"
@@ -8,7 +8,9 @@ import (
 	"github.com/templatedrift/template-drift-controller/api"
 )
 
-func TestWarmsRelease(t *testing.T) {
+// TestWarms: the warm-up decodes the releases of the opted-in
+// HelmReleases whose passes read as the controller in the local cluster.
+func TestWarms(t *testing.T) {
 	enabled := map[string]string{api.ModeAnnotation: api.ModeEnabled}
 	tests := []struct {
 		name           string
@@ -28,7 +30,7 @@ func TestWarmsRelease(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			NewWithT(t).Expect(WarmsRelease(tt.annotations, tt.remote, tt.serviceAccount)).To(Equal(tt.want))
+			NewWithT(t).Expect(warms(tt.annotations, tt.remote, tt.serviceAccount)).To(Equal(tt.want))
 		})
 	}
 }
