@@ -107,7 +107,7 @@ func (p *pass) readOwners(ctx context.Context, tp plan.TemplatePlan) error {
 	if !p.res.Act || tp.Live == nil || (!tp.Needs(plan.WriteCreateReplacement) && !tp.Needs(plan.WriteDelete)) {
 		return nil
 	}
-	owners, err := target.CurrentOwners(ctx, p.target.Client, tp.Live)
+	owners, err := target.CurrentOwners(ctx, p.target.Read(), tp.Live)
 	if err != nil {
 		return err
 	}
