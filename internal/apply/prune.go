@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,28 +33,20 @@ func (w *writer) prune(ctx context.Context, o *unstructured.Unstructured) error 
 // them references id: a user appeared since the pass read the world, and
 // the pass runs again from a fresh read.
 func (w *writer) confirmUnused(ctx context.Context, id manifest.ID, users []schema.GroupKind) error {
+	kinds := make([]schema.GroupVersionKind, 0, len(users))
 	for _, gk := range users {
-		mapping, err := w.c.RESTMapper().RESTMapping(gk)
-		if apimeta.IsNoMatchError(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("failed to find the served version of %s: %w", gk, err)
-		}
-		objs, err := target.List(ctx, w.c, mapping.GroupVersionKind, id.Namespace)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("failed to confirm %s %s/%s is unused: %w", id.Kind, id.Namespace, id.Name, err)
-		}
-		for _, o := range objs {
-			refs, _ := manifest.References(o)
-			for _, r := range refs {
-				if r.Template == id {
-					return fmt.Errorf("%w: %s %s/%s is used by %s %s since the pass read it", ErrConflict,
-						id.Kind, id.Namespace, id.Name, o.GetKind(), o.GetName())
-				}
+		kinds = append(kinds, gk.WithVersion(""))
+	}
+	objs, err := target.ListServed(ctx, w.c, w.c.RESTMapper(), id.Namespace, kinds)
+	if err != nil {
+		return fmt.Errorf("failed to confirm %s %s/%s is unused: %w", id.Kind, id.Namespace, id.Name, err)
+	}
+	for _, o := range objs {
+		refs, _ := manifest.References(o)
+		for _, r := range refs {
+			if r.Template == id {
+				return fmt.Errorf("%w: %s %s/%s is used by %s %s since the pass read it", ErrConflict,
+					id.Kind, id.Namespace, id.Name, o.GetKind(), o.GetName())
 			}
 		}
 	}

@@ -52,16 +52,37 @@ func (t *Target) GetEach(ctx context.Context, objs []*unstructured.Unstructured)
 	return out, nil
 }
 
-// ListEach lists, in namespace, the objects of each kind: at the version
+// ListEach lists, in namespace, the objects of each kind (ListServed). As
+// GetEach, the kinds are told to Targets.Notice together before the first
+// list.
+func (t *Target) ListEach(ctx context.Context, namespace string, kinds []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+	mapper := t.Client.RESTMapper()
+	gvks, err := servedVersions(mapper, kinds)
+	if err != nil {
+		return nil, err
+	}
+	t.expect(gvks)
+	return listServed(ctx, t.Read(), mapper, namespace, gvks)
+}
+
+// ListServed lists, in namespace, the objects of each kind: at the version
 // given, or, for a kind given without one, at the version the server
 // prefers. A kind the server does not serve lists nothing: a cluster
 // without MachinePools, or without RKE2, has none. The mapper (ServedKinds)
 // answers that from memory after the first time; a kind whose
 // CustomResourceDefinition went after the mapper learnt of it is answered
-// 404, and the mapper is told. As GetEach, the kinds are told to
-// Targets.Notice together before the first list.
-func (t *Target) ListEach(ctx context.Context, namespace string, kinds []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
-	mapper := t.Client.RESTMapper()
+// 404, and the mapper is told.
+func ListServed(ctx context.Context, c client.Reader, mapper apimeta.RESTMapper, namespace string, kinds []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+	gvks, err := servedVersions(mapper, kinds)
+	if err != nil {
+		return nil, err
+	}
+	return listServed(ctx, c, mapper, namespace, gvks)
+}
+
+// servedVersions gives each kind without a version the server's preferred
+// one, and leaves out the kinds the server does not serve.
+func servedVersions(mapper apimeta.RESTMapper, kinds []schema.GroupVersionKind) ([]schema.GroupVersionKind, error) {
 	gvks := make([]schema.GroupVersionKind, 0, len(kinds))
 	for _, k := range kinds {
 		if k.Version == "" {
@@ -76,11 +97,15 @@ func (t *Target) ListEach(ctx context.Context, namespace string, kinds []schema.
 		}
 		gvks = append(gvks, k)
 	}
-	t.expect(gvks)
-	r := t.Read()
+	return gvks, nil
+}
+
+// listServed lists each of gvks, served versions, in namespace; a 404
+// tells the mapper the kind went.
+func listServed(ctx context.Context, c client.Reader, mapper apimeta.RESTMapper, namespace string, gvks []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, gvk := range gvks {
-		objs, err := List(ctx, r, gvk, namespace)
+		objs, err := List(ctx, c, gvk, namespace)
 		if apierrors.IsNotFound(err) {
 			if m, ok := mapper.(unservedMarker); ok {
 				m.MarkUnserved(gvk.GroupKind())
