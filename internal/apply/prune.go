@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
 	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
@@ -30,8 +31,9 @@ func (w *writer) prune(ctx context.Context, o *unstructured.Unstructured) error 
 
 // confirmUnused lists, live in id's namespace, the objects of every kind
 // in users that the server serves, and fails with ErrConflict when one of
-// them references id: a user appeared since the pass read the world, and
-// the pass runs again from a fresh read.
+// them uses id (plan.IndexUsers, the rule the pass decided with): a user
+// appeared since the pass read the world, and the pass runs again from a
+// fresh read.
 func (w *writer) confirmUnused(ctx context.Context, id manifest.ID, users []schema.GroupKind) error {
 	kinds := make([]schema.GroupVersionKind, 0, len(users))
 	for _, gk := range users {
@@ -41,14 +43,9 @@ func (w *writer) confirmUnused(ctx context.Context, id manifest.ID, users []sche
 	if err != nil {
 		return fmt.Errorf("failed to confirm %s %s/%s is unused: %w", id.Kind, id.Namespace, id.Name, err)
 	}
-	for _, o := range objs {
-		refs, _ := manifest.References(o)
-		for _, r := range refs {
-			if r.Template == id {
-				return fmt.Errorf("%w: %s %s/%s is used by %s %s since the pass read it", ErrConflict,
-					id.Kind, id.Namespace, id.Name, o.GetKind(), o.GetName())
-			}
-		}
+	if users := plan.IndexUsers(objs, nil)[id]; len(users) > 0 {
+		return fmt.Errorf("%w: %s %s/%s is used by %s %s since the pass read it", ErrConflict,
+			id.Kind, id.Namespace, id.Name, users[0].ID.Kind, users[0].ID.Name)
 	}
 	return nil
 }
