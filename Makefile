@@ -255,7 +255,7 @@ helm-controller-bin: testbin ## Build helm-controller only (cached), for `make b
 # BENCH_N=50 with the add-on only, on the kubeadm-metal3 fleet. BENCH_FLEETS
 # names the fleet shapes (test/scale/fleets.go: which providers' kinds the
 # API server serves). test/scale/config.go lists the other BENCH_*
-# variables (resync, window, extra controller flags, ...).
+# variables (window, extra controller flags and environment, ...).
 BENCH_N ?= 100 300 1000
 BENCH_CONTROLLERS ?= template-drift-controller lockdown helm-controller
 BENCH_FLEETS ?= full

@@ -56,25 +56,24 @@ func ReadBreakdown(addr, controller string) (Breakdown, error) {
 // its CPU.
 func WriteBreakdowns(w io.Writer, runs []Result) {
 	for _, r := range runs {
-		b := r.Breakdown
-		if b == nil {
+		a := r.Addon
+		if a == nil {
 			continue
 		}
+		b, c := a.Breakdown, r.ConvergenceRequests
 		fmt.Fprintf(w, "\nN=%d %s %s: converged in %s with %d requests (%d writes, %d dry-runs, %d reads); %0.f passes, %s in passes and %s waiting in the queue (summed over workers); %s of CPU",
-			r.N, r.Fleet, r.Controller, seconds(r.ConvergenceSeconds), r.ConvergenceRequests.Total, r.ConvergenceRequests.Writes(), r.ConvergenceRequests.DryRuns(),
-			r.ConvergenceRequests.Total-r.ConvergenceRequests.Writes()-r.ConvergenceRequests.DryRuns(), b.Reconciles, seconds(b.ReconcileSeconds), seconds(b.QueueSeconds), seconds(b.CPUSeconds))
+			r.N, r.Fleet, r.Controller, seconds(r.ConvergenceSeconds), c.Total, c.Writes(), c.DryRuns(),
+			c.Total-c.Writes()-c.DryRuns(), b.Reconciles, seconds(b.ReconcileSeconds), seconds(b.QueueSeconds), seconds(b.CPUSeconds))
 		if f := r.Floor; f != nil {
 			fmt.Fprintf(w, "; write floor %s for the same %d writes (%d workers, %s): %.2f×", seconds(f.Seconds), f.Writes, f.Workers, f.limit(), f.Ratio)
 			if f.DryRuns > 0 {
 				fmt.Fprintf(w, "; the same %d dry-runs took %s more: %.2f× the two", f.DryRuns, seconds(f.DryRunSeconds), f.RequestRatio)
 			}
 		}
-		if m := r.GoMemory; m != nil {
-			if len(r.ShardMemory) > 1 {
-				fmt.Fprintf(w, "; at the window's end the first shard's RSS %s: %s", mebibytes(r.ShardMemory[0].RSS), m)
-			} else {
-				fmt.Fprintf(w, "; at the window's end RSS %s: %s", mebibytes(r.Memory.RSS), m)
-			}
+		if len(a.ShardMemory) > 1 {
+			fmt.Fprintf(w, "; at the window's end the first shard's RSS %s: %s", mebibytes(a.ShardMemory[0].RSS), a.GoMemory)
+		} else {
+			fmt.Fprintf(w, "; at the window's end RSS %s: %s", mebibytes(r.Memory.RSS), a.GoMemory)
 		}
 		fmt.Fprintln(w)
 	}

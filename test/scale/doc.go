@@ -12,11 +12,22 @@
 // times by polling the API server. `make bench` runs it (cmd/bench); the
 // figures are recorded in docs/benchmarks.md.
 //
-// The package owns the configuration from BENCH_* variables (config.go),
-// the controllers measured (target.go), the fleet (fleet.go; helm-controller's
+// Each kind of measurement is one spec function with an input of its own,
+// as the e2e suite's specs: AddonSpec (the add-on), LockdownSpec (the
+// add-on under the multi-tenancy lockdown), HelmControllerSpec
+// (helm-controller in warn mode) and FloorSpec (the add-on's write floor,
+// after AddonSpec). A spec reads top to bottom as the small steps it is
+// composed of, which every spec shares: start the control plane
+// (controlplane.go), create the fleet (fleet.go; helm-controller's
 // HelmCharts and status in helmfleet.go, its chart archive and server in
-// chart.go), the requests counted from the audit log (audit.go; test/harness
-// reads the log and /proc), the metrics reader (metrics.go), one run for one fleet size and
-// controller (run.go, measure.go), the report (result.go) and the ratios
-// between the two controllers (compare.go).
+// chart.go), start the controller (processes.go), converge, the steady
+// window and collect (measure.go); spec.go has the session that logs the
+// steps and stops what they started.
+//
+// Around them: the configuration from the BENCH_* variables and the
+// harness's fixed timing (config.go), the controllers' binaries and flags
+// (target.go), the fleet shapes (fleets.go), the requests counted from the
+// audit log (audit.go; test/harness reads the log and /proc), the metrics
+// reader (metrics.go), the report and its table (result.go, table.go) and
+// the ratios between the add-on and helm-controller (compare.go).
 package scale

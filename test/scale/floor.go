@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -106,81 +105,117 @@ func clientSettings(args []string) (workers int, qps float32, burst int, err err
 	return workers, qps, burst, nil
 }
 
-// measureFloor replays the add-on's convergence writes on a fresh control
-// plane with the same fleet, and records the floor against the add-on's
-// convergence. The controller is stopped first: the two control planes
-// share the machine.
-func (r *run) measureFloor(ctx context.Context) error {
-	if !r.floorMeasured() {
-		return nil
-	}
+// FloorSpecInput is what the write floor replays, and where.
+type FloorSpecInput struct {
+	// Fleet and N are the add-on's fleet, created again on the floor's
+	// control plane.
+	Fleet Fleet
+	N     int
+	// AuditLog is the add-on's run's audit log, with its writes' bodies
+	// (writesPolicy), User the add-on's user in it, and Convergence the
+	// window from its start to its convergence.
+	AuditLog    string
+	User        string
+	Convergence Window
+	// Flags are the add-on's flags, whose --concurrent, --kube-api-qps
+	// and --kube-api-burst the replay's client takes, and Shards its
+	// processes, each with its own workers and client.
+	Flags  []string
+	Shards int
+	// Dir is the floor's folder (its control plane's audit log), and Logf
+	// the harness's log.
+	Dir  string
+	Logf func(format string, args ...any)
+}
+
+// FloorSpec replays the add-on's convergence dry-runs, then its writes,
+// on a fresh control plane with the same fleet, and returns the floor
+// against the add-on's convergence. The add-on must be stopped first: the
+// two control planes share the machine.
+func FloorSpec(ctx context.Context, in FloorSpecInput) (*Floor, error) {
 	if err := harness.Sleep(ctx, auditFlush); err != nil {
-		return err
+		return nil, err
 	}
-	writes, err := ConvergenceWrites(r.auditLog, r.target.User, r.convergence)
+	writes, dryRuns, err := convergenceReplays(in.AuditLog, in.User, in.Convergence)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	dryRuns, err := ConvergenceDryRuns(r.auditLog, r.target.User, r.convergence)
+	workers, qps, burst, err := clientSettings(in.Flags)
 	if err != nil {
-		return err
-	}
-	replays, err := replaysOf(writes)
-	if err != nil {
-		return err
-	}
-	dryRunReplays, err := replaysOf(dryRuns)
-	if err != nil {
-		return err
-	}
-	workers, qps, burst, err := clientSettings(r.target.Flags)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	// Each shard has its workers and its client's rate limits: the
 	// replay's are their sum.
-	shards := max(r.target.Shards, 1)
+	shards := max(in.Shards, 1)
 	workers, qps, burst = workers*shards, qps*float32(shards), burst*shards
-	r.stopShards()
-	dir := filepath.Join(r.dir, "floor")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	flags, _, err := harness.AuditFlags(dir, writesPolicy(r.target.User))
+	kubeconfig, stop, err := floorControlPlane(ctx, in)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	env, err := testenv.StartWith("bench-floor-"+strconv.Itoa(r.n), testenv.Options{ProviderCRDs: true, APIServerFlags: flags, ExtraCRDDirs: r.target.CRDDirs, OmitKinds: r.fleet.Omit})
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			r.logf("N=%d: %v", r.n, err)
-		}
-	}()
-	kubeconfig, err := env.AddUser(r.target.User, []string{"system:masters"})
-	if err != nil {
-		return err
-	}
-	if err := CreateFleet(ctx, env, r.n, r.cfg.Resync, nil, r.fleet.Render); err != nil {
-		return err
-	}
+	defer stop()
 	// The dry-runs go first: they store nothing, so the writes then find
 	// the fleet as the add-on found it.
 	var dryRunSeconds float64
-	if len(dryRunReplays) > 0 {
-		if dryRunSeconds, _, err = sendReplays(ctx, kubeconfig, dryRunReplays, workers, qps, burst); err != nil {
-			return err
+	if len(dryRuns) > 0 {
+		if dryRunSeconds, _, err = sendReplays(ctx, kubeconfig, dryRuns, workers, qps, burst); err != nil {
+			return nil, err
 		}
 	}
-	seconds, unlimited, err := sendReplays(ctx, kubeconfig, replays, workers, qps, burst)
+	seconds, unlimited, err := sendReplays(ctx, kubeconfig, writes, workers, qps, burst)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r.res.Floor = newFloor(r.res.ConvergenceSeconds, len(replays), seconds, len(dryRunReplays), dryRunSeconds)
-	r.res.Floor.Workers, r.res.Floor.QPS, r.res.Floor.Burst, r.res.Floor.Unlimited = workers, qps, burst, unlimited
-	return nil
+	f := newFloor(in.Convergence.End.Sub(in.Convergence.Start).Seconds(), len(writes), seconds, len(dryRuns), dryRunSeconds)
+	f.Workers, f.QPS, f.Burst, f.Unlimited = workers, qps, burst, unlimited
+	return f, nil
+}
+
+// convergenceReplays reads the add-on's stored writes and its dry-runs
+// until it converged from its audit log, as replays.
+func convergenceReplays(auditLog, user string, convergence Window) (writes, dryRuns []Replay, err error) {
+	calls, err := ConvergenceWrites(auditLog, user, convergence)
+	if err != nil {
+		return nil, nil, err
+	}
+	if writes, err = replaysOf(calls); err != nil {
+		return nil, nil, err
+	}
+	if calls, err = ConvergenceDryRuns(auditLog, user, convergence); err != nil {
+		return nil, nil, err
+	}
+	if dryRuns, err = replaysOf(calls); err != nil {
+		return nil, nil, err
+	}
+	return writes, dryRuns, nil
+}
+
+// floorControlPlane starts the floor's control plane, with the add-on's
+// fleet and user, and returns that user's kubeconfig and what stops it.
+func floorControlPlane(ctx context.Context, in FloorSpecInput) (kubeconfig string, stop func(), err error) {
+	if err := os.MkdirAll(in.Dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	flags, _, err := harness.AuditFlags(in.Dir, writesPolicy(in.User))
+	if err != nil {
+		return "", nil, err
+	}
+	env, err := testenv.StartWith("bench-floor-"+strconv.Itoa(in.N), testenv.Options{ProviderCRDs: true, APIServerFlags: flags, OmitKinds: in.Fleet.Omit})
+	if err != nil {
+		return "", nil, err
+	}
+	stop = func() {
+		if err := env.Stop(); err != nil {
+			in.Logf("N=%d: %v", in.N, err)
+		}
+	}
+	if kubeconfig, err = env.AddUser(in.User, masters); err == nil {
+		err = CreateFleet(ctx, env, in.N, resync, nil, in.Fleet.Render)
+	}
+	if err != nil {
+		stop()
+		return "", nil, err
+	}
+	return kubeconfig, stop, nil
 }
 
 // newFloor records the replays' times against the add-on's convergence.
@@ -191,11 +226,4 @@ func newFloor(convergence float64, writes int, seconds float64, dryRuns int, dry
 		f.RequestRatio = convergence / (seconds + dryRunSeconds)
 	}
 	return f
-}
-
-// floorMeasured reports whether the run measures the write floor: the
-// add-on's own run (not under the lockdown, whose writes are a tenant's),
-// with BENCH_FLOOR on.
-func (r *run) floorMeasured() bool {
-	return r.cfg.Floor && !r.target.IsHelmController() && !r.target.Lockdown
 }

@@ -39,8 +39,9 @@ go_memstats_heap_objects 1.2e+06
 func TestWriteBreakdowns(t *testing.T) {
 	g := NewWithT(t)
 	addon := Result{N: 5000, Fleet: "full", Controller: "template-drift-controller", ConvergenceSeconds: 108,
-		ConvergenceRequests: Requests{Total: 3}, Breakdown: &Breakdown{Reconciles: 7019, ReconcileSeconds: 421, QueueSeconds: 9, CPUSeconds: 41},
-		Memory: harness.Memory{RSS: 292 << 20}, GoMemory: &GoMemory{HeapInuse: 150 << 20, HeapRetained: 40 << 20, NextGC: 200 << 20, Stacks: 2 << 20, Sys: 300 << 20}}
+		ConvergenceRequests: Requests{Total: 3}, Memory: harness.Memory{RSS: 292 << 20},
+		Addon: &AddonFigures{Breakdown: Breakdown{Reconciles: 7019, ReconcileSeconds: 421, QueueSeconds: 9, CPUSeconds: 41},
+			GoMemory: GoMemory{HeapInuse: 150 << 20, HeapRetained: 40 << 20, NextGC: 200 << 20, Stacks: 2 << 20, Sys: 300 << 20}}}
 	var b strings.Builder
 	WriteBreakdowns(&b, []Result{addon, {N: 1000, Controller: "helm-controller"}})
 	g.Expect(strings.Count(b.String(), "\nN=")).To(Equal(1))
@@ -48,7 +49,7 @@ func TestWriteBreakdowns(t *testing.T) {
 	g.Expect(b.String()).To(ContainSubstring("; at the window's end RSS 292 MiB: heap in use 150 MiB, heap retained 40 MiB, stacks 2 MiB, next GC at 200 MiB, from the OS 300 MiB\n"))
 
 	// With shards, the breakdown is the first shard's, beside its own RSS.
-	addon.Memory, addon.ShardMemory = harness.Memory{RSS: 509 << 20}, []harness.Memory{{RSS: 127 << 20}, {RSS: 128 << 20}, {RSS: 126 << 20}, {RSS: 128 << 20}}
+	addon.Memory, addon.Addon.ShardMemory = harness.Memory{RSS: 509 << 20}, []harness.Memory{{RSS: 127 << 20}, {RSS: 128 << 20}, {RSS: 126 << 20}, {RSS: 128 << 20}}
 	b.Reset()
 	WriteBreakdowns(&b, []Result{addon})
 	g.Expect(b.String()).To(ContainSubstring("; at the window's end the first shard's RSS 127 MiB: heap in use 150 MiB"))

@@ -13,34 +13,53 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
-// watchHelmReleases starts the harness's own informer of the fleet's
-// HelmReleases, synced before the controller starts. The convergence is
-// judged from it: a list of every HelmRelease at each poll (every second
-// at 5,000) had the API server encode and the harness decode the whole
-// fleet again and again on the 2 cores the controller and the API server
-// share, where the watch sends each status change once.
-func (r *run) watchHelmReleases(ctx context.Context) error {
-	c, err := ctrlcache.New(r.env.Config, ctrlcache.Options{Scheme: testenv.Scheme(), ByObject: map[client.Object]ctrlcache.ByObject{
+// hrWatch is the harness's own informer of the fleet's HelmReleases, which
+// the convergence is judged from.
+type hrWatch struct {
+	cache client.Reader
+	n     int
+}
+
+// watchHelmReleases starts the harness's informer of the fleet's
+// HelmReleases on cp, synced before the controller starts; the session
+// stops it when the spec ends. A list of every HelmRelease at each poll
+// had the API server encode and the harness decode the whole fleet again
+// and again on the cores the controller and the API server share, where
+// the watch sends each status change once.
+func watchHelmReleases(ctx context.Context, s *session, cp *controlPlane) (*hrWatch, error) {
+	c, err := ctrlcache.New(cp.env.Config, ctrlcache.Options{Scheme: testenv.Scheme(), ByObject: map[client.Object]ctrlcache.ByObject{
 		&helmv2.HelmRelease{}: {UnsafeDisableDeepCopy: ptr.To(true)},
 	}})
 	if err != nil {
-		return fmt.Errorf("failed to create the harness's cache: %w", err)
+		return nil, fmt.Errorf("failed to create the harness's cache: %w", err)
 	}
 	if _, err := c.GetInformer(ctx, &helmv2.HelmRelease{}); err != nil {
-		return fmt.Errorf("failed to watch the HelmReleases: %w", err)
+		return nil, fmt.Errorf("failed to watch the HelmReleases: %w", err)
 	}
 	watchCtx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Start(watchCtx) }()
-	r.stopWatch = func() {
+	s.deferCleanup(func(bool) {
 		cancel()
 		if err := <-done; err != nil {
-			r.logf("N=%d: the harness's HelmRelease informer: %v", r.n, err)
+			s.logf("the harness's HelmRelease informer: %v", err)
 		}
-	}
+	})
 	if !c.WaitForCacheSync(ctx) {
-		return errors.New("the harness's HelmRelease informer did not sync")
+		return nil, errors.New("the harness's HelmRelease informer did not sync")
 	}
-	r.hrs = c
-	return nil
+	return &hrWatch{cache: c, n: s.run.N}, nil
+}
+
+// list lists the fleet's HelmReleases from the informer, without copies:
+// the callers only read them.
+func (w *hrWatch) list(ctx context.Context) ([]helmv2.HelmRelease, error) {
+	var list helmv2.HelmReleaseList
+	if err := w.cache.List(ctx, &list); err != nil {
+		return nil, err
+	}
+	if len(list.Items) != w.n {
+		return nil, fmt.Errorf("found %d HelmReleases, want %d", len(list.Items), w.n)
+	}
+	return list.Items, nil
 }

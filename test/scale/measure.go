@@ -9,24 +9,16 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
-// machineTemplate is the kind of the fleet's drifted templates, at the
-// version the chart renders.
-var machineTemplate = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Kind: "Metal3MachineTemplate"}
-
 // Poll intervals: while the fleet converges its HelmReleases are listed
-// every millisecond per release, at least every 250 ms and at most every
-// second (a list of 1,000 costs the API server CPU the controller needs);
-// the one template and HelmRelease of a reaction are read every 10 ms.
+// from the harness's informer every millisecond per release, within a
+// floor and a ceiling; the one template and HelmRelease of a reaction are
+// read every 10 ms.
 const (
 	convergePollPerRelease = time.Millisecond
 	convergePollFloor      = 250 * time.Millisecond
@@ -41,79 +33,38 @@ const (
 	auditFlush = 2 * time.Second
 )
 
-// reactionImageURL is the drift written during the steady state: an image
-// server no release renders.
-const reactionImageURL = "http://10.10.10.99/images/ubuntu.qcow2"
+// pendingFunc counts the HelmReleases of list that have not converged,
+// by reason: notInSync for the add-on, notReconciled for helm-controller.
+type pendingFunc func(list []helmv2.HelmRelease) map[string]int
 
-// converge waits until every HelmRelease has converged (pending), then
-// checks the outcome: for the add-on, that no Metal3MachineTemplate still
-// points at the bootstrap image server; for helm-controller, that it
-// upgraded no release.
-func (r *run) converge(ctx context.Context) error {
-	var pending map[string]int
+// converge waits until no HelmRelease is pending, and returns the window
+// from the controller's start to then, and the controller's CPU time by
+// then.
+func converge(ctx context.Context, s *session, hrs *hrWatch, p *processes, pending pendingFunc) (Window, time.Duration, error) {
+	var left map[string]int
 	logged := time.Now()
-	every := min(max(time.Duration(r.n)*convergePollPerRelease, convergePollFloor), convergePollCeiling)
-	err := wait.PollUntilContextTimeout(ctx, every, r.cfg.ConvergeTimeout, true, func(ctx context.Context) (bool, error) {
-		if err := r.exited(); err != nil {
+	every := min(max(time.Duration(s.run.N)*convergePollPerRelease, convergePollFloor), convergePollCeiling)
+	err := wait.PollUntilContextTimeout(ctx, every, convergeTimeout, true, func(ctx context.Context) (bool, error) {
+		if err := p.exited(); err != nil {
 			return false, err
 		}
-		var err error
-		pending, err = r.pending(ctx)
-		if err == nil && time.Since(logged) > progressEvery {
-			r.logf("N=%d: %s after start, not in sync yet by reason: %v", r.n, time.Since(r.started).Round(time.Second), pending)
+		list, err := hrs.list(ctx)
+		if err != nil {
+			return false, err
+		}
+		left = pending(list)
+		if time.Since(logged) > progressEvery {
+			s.logf("%s after start, not in sync yet by reason: %v", time.Since(p.started).Round(time.Second), left)
 			logged = time.Now()
 		}
-		return err == nil && len(pending) == 0, err
+		return len(left) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%w; HelmReleases not converged, by reason: %v", err, pending)
+		return Window{}, 0, fmt.Errorf("%w; HelmReleases not converged, by reason: %v", err, left)
 	}
-	r.converged = time.Now()
-	r.convergence = Window{Start: r.started, End: r.converged}
-	r.res.ConvergenceSeconds = r.converged.Sub(r.started).Seconds()
-	cpu, err := r.controllerCPU()
-	if err != nil {
-		return err
-	}
-	r.res.ConvergenceCPUSeconds = cpu.Seconds()
-	if !r.target.IsHelmController() {
-		b, err := r.breakdown()
-		if err != nil {
-			return err
-		}
-		b.CPUSeconds = cpu.Seconds()
-		r.res.Breakdown = &b
-	}
-	if r.target.IsHelmController() {
-		return r.checkNotUpgraded(ctx)
-	}
-	return r.fleet.Healed(ctx, r.env.Client, r.n)
-}
-
-// pending lists the HelmReleases that have not converged yet, counted by
-// reason: notInSync for the add-on, notReconciled for helm-controller.
-func (r *run) pending(ctx context.Context) (map[string]int, error) {
-	list, err := r.helmReleases(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if r.target.IsHelmController() {
-		return notReconciled(list), nil
-	}
-	return notInSync(list), nil
-}
-
-// helmReleases lists the fleet's HelmReleases from the harness's informer,
-// without copies: the callers only read them.
-func (r *run) helmReleases(ctx context.Context) ([]helmv2.HelmRelease, error) {
-	var list helmv2.HelmReleaseList
-	if err := r.hrs.List(ctx, &list); err != nil {
-		return nil, err
-	}
-	if len(list.Items) != r.n {
-		return nil, fmt.Errorf("found %d HelmReleases, want %d", len(list.Items), r.n)
-	}
-	return list.Items, nil
+	convergence := Window{Start: p.started, End: time.Now()}
+	cpu, err := p.cpu()
+	return convergence, cpu, err
 }
 
 // notInSync counts the HelmReleases whose TemplatesInSync condition is not
@@ -135,7 +86,7 @@ func notInSync(list []helmv2.HelmRelease) map[string]int {
 // releaseActionInFlight is how the Reconciling condition's message of
 // helm-controller v1.6.4 starts while a release action (install, upgrade,
 // test, rollback, ...) runs; every other pass also sets Reconciling, with
-// "Fulfilling prerequisites", which at 1,000 releases on a 30 s interval
+// "Fulfilling prerequisites", which at large fleets on a short interval
 // is always true of a few of them.
 const releaseActionInFlight = "Running '"
 
@@ -177,8 +128,8 @@ func upgraded(list []helmv2.HelmRelease) []string {
 // checkNotUpgraded checks that helm-controller found every release up to
 // date: had it upgraded one, it would be measuring Helm upgrades, not
 // drift detection.
-func (r *run) checkNotUpgraded(ctx context.Context) error {
-	list, err := r.helmReleases(ctx)
+func checkNotUpgraded(ctx context.Context, hrs *hrWatch) error {
+	list, err := hrs.list(ctx)
 	if err != nil {
 		return err
 	}
@@ -195,130 +146,74 @@ type sample struct {
 	reconciles                  float64
 }
 
-func (r *run) sample() (sample, error) {
+func takeSample(cp *controlPlane, p *processes) (sample, error) {
 	s := sample{at: time.Now()}
 	var err error
-	if s.controller, err = r.controllerCPU(); err != nil {
+	if s.controller, err = p.cpu(); err != nil {
 		return s, err
 	}
-	if s.apiServer, err = harness.CPUTime(r.apiServerPID); err != nil {
+	if s.apiServer, err = harness.CPUTime(cp.apiServerPID); err != nil {
 		return s, err
 	}
-	if s.etcd, err = harness.CPUTime(r.etcdPID); err != nil {
+	if s.etcd, err = harness.CPUTime(cp.etcdPID); err != nil {
 		return s, err
 	}
-	s.reconciles, err = r.reconciles()
+	s.reconciles, err = p.reconciles()
 	return s, err
 }
+
+// steadyState is what the steady-state window measured: the counters at
+// its two ends, and the controller's resident memory at its end (with
+// shards, the sum and each process's).
+type steadyState struct {
+	start, end sample
+	memory     harness.Memory
+	each       []harness.Memory
+}
+
+// window is the steady state's time interval.
+func (st steadyState) window() Window { return Window{Start: st.start.at, End: st.end.at} }
 
 // measureSteadyState lets the passes the corrections triggered finish,
 // then samples the counters at both ends of a window in which the harness
 // sends nothing, and reads the controller's memory at its end.
-func (r *run) measureSteadyState(ctx context.Context) error {
-	if err := harness.Sleep(ctx, r.cfg.Settle); err != nil {
-		return err
+func measureSteadyState(ctx context.Context, window time.Duration, cp *controlPlane, p *processes) (steadyState, error) {
+	var st steadyState
+	if err := harness.Sleep(ctx, settle); err != nil {
+		return st, err
 	}
 	var err error
-	if r.windowStart, err = r.sample(); err != nil {
-		return err
+	if st.start, err = takeSample(cp, p); err != nil {
+		return st, err
 	}
-	if err := harness.Sleep(ctx, r.cfg.Window); err != nil {
-		return err
+	if err := harness.Sleep(ctx, window); err != nil {
+		return st, err
 	}
-	if r.windowEnd, err = r.sample(); err != nil {
-		return err
+	if st.end, err = takeSample(cp, p); err != nil {
+		return st, err
 	}
-	if err := r.exited(); err != nil {
-		return err
+	if err := p.exited(); err != nil {
+		return st, err
 	}
-	r.steadyState = Window{Start: r.windowStart.at, End: r.windowEnd.at}
-	if r.res.Memory, r.res.ShardMemory, err = r.memory(); err != nil {
-		return err
-	}
-	if !r.target.IsHelmController() {
-		m, err := ReadGoMemory(r.metricsAddr)
-		if err != nil {
-			return err
-		}
-		r.res.GoMemory = &m
-	}
-	return r.saveSteadyHeap(ctx)
+	st.memory, st.each, err = p.memory()
+	return st, err
 }
 
-// countRequests reads the controller user's requests in the convergence
-// and steady-state windows from the audit log, and derives the figures.
-func (r *run) countRequests(ctx context.Context) error {
+// collect reads the controller user's requests in the convergence and
+// steady-state windows from cp's audit log, and fills in res's figures of
+// the two: the requests, the CPU, the reconciles and the memory.
+func collect(ctx context.Context, res *Result, cp *controlPlane, user string, convergence Window, cpu time.Duration, st steadyState) error {
 	if err := harness.Sleep(ctx, auditFlush); err != nil {
 		return err
 	}
-	counts, err := CountRequests(r.auditLog, r.target.User, r.convergence, r.steadyState)
+	counts, err := CountRequests(cp.auditLog, user, convergence, st.window())
 	if err != nil {
 		return err
 	}
-	r.res.ConvergenceRequests, r.res.Requests = counts[0], counts[1]
-	r.res.derive(r.windowStart, r.windowEnd)
+	res.ConvergenceSeconds, res.ConvergenceCPUSeconds = convergence.End.Sub(convergence.Start).Seconds(), cpu.Seconds()
+	res.ConvergenceRequests, res.Requests, res.Memory = counts[0], counts[1], st.memory
+	res.derive(st.start, st.end)
 	return nil
-}
-
-// reactionSamples is how many in-sync releases get a drift, one after
-// the other: one sample says little about a race between watches.
-const reactionSamples = 3
-
-// measureReaction writes a drift into a Metal3MachineTemplate of a few
-// releases that were in sync from the start, one after the other, and
-// times each until the template is corrected, then until its HelmRelease
-// reports DriftCorrected. helm-controller in warn mode corrects nothing:
-// it is not measured.
-func (r *run) measureReaction(ctx context.Context) error {
-	if r.target.IsHelmController() {
-		return nil
-	}
-	for k := range min(reactionSamples, r.n/2) {
-		i := 2*k + 1 // Drifted(i) is false: in sync since setup.
-		s, err := r.reactOnce(ctx, Namespace(i))
-		if err != nil {
-			return err
-		}
-		r.res.Reactions = append(r.res.Reactions, s)
-	}
-	return nil
-}
-
-func (r *run) reactOnce(ctx context.Context, ns string) (Reaction, error) {
-	tmpl := &unstructured.Unstructured{}
-	drift := r.fleet.React
-	tmpl.SetGroupVersionKind(drift.GVK)
-	key := client.ObjectKey{Namespace: ns, Name: drift.Name}
-	tmpl.SetNamespace(ns)
-	tmpl.SetName(key.Name)
-	start := time.Now()
-	if err := r.env.Client.Patch(ctx, tmpl, client.RawPatch(types.MergePatchType, []byte(drift.Patch))); err != nil {
-		return Reaction{}, fmt.Errorf("failed to write the drift: %w", err)
-	}
-	out := Reaction{Namespace: ns}
-	err := wait.PollUntilContextTimeout(ctx, reactionPoll, reactionTimeout, true, func(ctx context.Context) (bool, error) {
-		if err := r.env.Client.Get(ctx, key, tmpl); err != nil {
-			return false, err
-		}
-		return drift.Healed(tmpl), nil
-	})
-	if err != nil {
-		return out, fmt.Errorf("template %s/%s not corrected: %w", ns, key.Name, err)
-	}
-	out.HealedSeconds = time.Since(start).Seconds()
-	hr := &helmv2.HelmRelease{}
-	err = wait.PollUntilContextTimeout(ctx, reactionPoll, reactionTimeout, true, func(ctx context.Context) (bool, error) {
-		if err := r.env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: releaseName}, hr); err != nil {
-			return false, err
-		}
-		c := apimeta.FindStatusCondition(hr.Status.Conditions, api.TemplatesInSyncCondition)
-		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == api.DriftCorrectedReason, nil
-	})
-	if err != nil {
-		return out, fmt.Errorf("HelmRelease %s/%s did not report %s: %w", ns, releaseName, api.DriftCorrectedReason, err)
-	}
-	out.ReportedSeconds = time.Since(start).Seconds()
-	return out, nil
 }
 
 // first returns at most n of s, for error messages.

@@ -39,32 +39,29 @@ func saveProfile(ctx context.Context, addr, path, file string, timeout time.Dura
 	return f.Close()
 }
 
-// profileConvergence reads a CPU profile of the add-on's first
-// cfg.CPUProfile (BENCH_CPU_PROFILE) from its start, into
-// dir/cpu-converge.pb.gz, in the background; done is closed when it ends.
-func (r *run) profileConvergence(ctx context.Context) (done chan struct{}) {
-	done = make(chan struct{})
-	if r.cfg.CPUProfile <= 0 || r.target.IsHelmController() {
-		close(done)
-		return done
+// profileConvergence reads a CPU profile of the add-on's first d
+// (BENCH_CPU_PROFILE) from its start, into the run's cpu-converge.pb.gz,
+// in the background; the session waits for it when the spec ends, before
+// the processes stop. Without d it reads none.
+func profileConvergence(s *session, p *processes, d time.Duration) {
+	if d <= 0 {
+		return
 	}
+	done := make(chan struct{})
+	s.deferCleanup(func(bool) { <-done })
 	go func() {
 		defer close(done)
-		path := fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(r.cfg.CPUProfile.Seconds()))
-		file := filepath.Join(r.dir, "cpu-converge.pb.gz")
-		if err := saveProfile(ctx, r.metricsAddr, path, file, r.cfg.CPUProfile+time.Minute); err != nil {
-			r.logf("N=%d: %v", r.n, err)
+		path := fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(d.Seconds()))
+		file := filepath.Join(s.run.Dir, "cpu-converge.pb.gz")
+		if err := saveProfile(context.Background(), p.metricsAddr(), path, file, d+time.Minute); err != nil {
+			s.logf("%v", err)
 		}
 	}()
-	return done
 }
 
 // saveSteadyHeap saves the add-on's heap profile after a collection at
 // the end of the steady-state window, into dir/heap-steady.pb.gz: what
 // its memory holds for the fleet.
-func (r *run) saveSteadyHeap(ctx context.Context) error {
-	if r.target.IsHelmController() {
-		return nil
-	}
-	return saveProfile(ctx, r.metricsAddr, "/debug/pprof/heap?gc=1", filepath.Join(r.dir, "heap-steady.pb.gz"), time.Minute)
+func saveSteadyHeap(ctx context.Context, dir string, p *processes) error {
+	return saveProfile(ctx, p.metricsAddr(), "/debug/pprof/heap?gc=1", filepath.Join(dir, "heap-steady.pb.gz"), time.Minute)
 }

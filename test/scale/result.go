@@ -2,14 +2,8 @@ package scale
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/templatedrift/template-drift-controller/test/harness"
@@ -19,8 +13,8 @@ import (
 // seconds, CPU per reconcile in milliseconds; a figure that could not be
 // computed (no reconcile in the window) is null.
 type Result struct {
-	// Controller is the controller measured: TemplateDriftController or
-	// HelmController.
+	// Controller is the controller measured: TemplateDriftController,
+	// Lockdown or HelmController.
 	Controller string `json:"controller"`
 	// N is the number of opted-in HelmReleases.
 	N int `json:"n"`
@@ -79,24 +73,35 @@ type Result struct {
 	APIServerIdleCPUMsPerSecond         float64  `json:"apiServerIdleCpuMsPerSecond"`
 	APIServerCPUAboveIdlePerReconcileMs *float64 `json:"apiServerCpuAboveIdlePerReconcileMs"`
 	// Memory is the controller's resident memory at the window's end:
-	// with shards, the sum of theirs, and ShardMemory each one's.
-	Memory      harness.Memory   `json:"memory"`
-	ShardMemory []harness.Memory `json:"shardMemory,omitempty"`
-	// GoMemory is where the (first) controller's memory goes at the
-	// window's end, as its Go runtime reports it; nil for a controller
-	// whose metrics do not say.
-	GoMemory *GoMemory `json:"goMemory,omitempty"`
-	// Shards is how many processes of the add-on shared the fleet.
-	Shards int `json:"shards,omitempty"`
+	// with shards, the sum of theirs.
+	Memory harness.Memory `json:"memory"`
 
-	// Floor is the add-on's write floor (BENCH_FLOOR), nil when not
-	// measured.
+	// The optional sections, one per measurement that has figures of its
+	// own.
+
+	// Addon is what only a run of the add-on measures, its own
+	// (AddonSpec) or under the lockdown (LockdownSpec); nil for
+	// helm-controller.
+	Addon *AddonFigures `json:"addon,omitempty"`
+	// Floor is the add-on's write floor (FloorSpec, after AddonSpec with
+	// BENCH_FLOOR on); nil when not measured.
 	Floor *Floor `json:"floor,omitempty"`
-	// Breakdown is where the add-on's convergence went, from its metrics.
-	Breakdown *Breakdown `json:"breakdown,omitempty"`
+}
 
-	// Reactions are the drifts written after the window, one at a time;
-	// none for helm-controller, which does not heal in warn mode.
+// AddonFigures are the figures only the add-on's runs have.
+type AddonFigures struct {
+	// Shards is how many processes shared the fleet (BENCH_SHARDS), and
+	// ShardMemory each one's resident memory at the window's end, whose
+	// sum is Result.Memory.
+	Shards      int              `json:"shards"`
+	ShardMemory []harness.Memory `json:"shardMemory"`
+	// Breakdown is where its convergence went, from its metrics.
+	Breakdown Breakdown `json:"breakdown"`
+	// GoMemory is where the first process's memory goes at the window's
+	// end, as its Go runtime reports it.
+	GoMemory GoMemory `json:"goMemory"`
+	// Reactions are the drifts written after the window, one at a time,
+	// and how long each took to heal.
 	Reactions []Reaction `json:"reactions"`
 }
 
@@ -109,17 +114,6 @@ type Reaction struct {
 	// and ReportedSeconds to its HelmRelease reporting DriftCorrected.
 	HealedSeconds   float64 `json:"healedSeconds"`
 	ReportedSeconds float64 `json:"reportedSeconds"`
-}
-
-// reactionRange returns the shortest and the longest time to heal of rs.
-func reactionRange(rs []Reaction) (lo, hi float64) {
-	for i, x := range rs {
-		if i == 0 || x.HealedSeconds < lo {
-			lo = x.HealedSeconds
-		}
-		hi = max(hi, x.HealedSeconds)
-	}
-	return lo, hi
 }
 
 // derive fills in the per-HelmRelease and per-reconcile figures from the
@@ -200,103 +194,3 @@ func (r Report) WriteJSON(path string) error {
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
-
-// verbOrder is the order of the by-verb columns; other verbs follow,
-// sorted.
-var verbOrder = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
-
-// WriteTable prints the results as one table: one row per fleet size and
-// controller, the requests by verb of every verb any run made.
-func WriteTable(w io.Writer, runs []Result) error {
-	verbs := tableVerbs(runs)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := []string{"N", "fleet", "controller", "setup", "converge", "req/HR/resync"}
-	head = append(head, verbs...)
-	head = append(head, "writes", "upgrades", "reconciles/HR/resync", "CPU/reconcile ctrl", "CPU/reconcile apiserver", "RSS", "RSS/HR", "peak RSS", "shards", "write floor", "reaction (min-max)")
-	fmt.Fprintln(tw, strings.Join(head, "\t"))
-	for _, r := range runs {
-		row := []string{fmt.Sprint(r.N), r.Fleet, r.Controller, seconds(r.SetupSeconds), seconds(r.ConvergenceSeconds), fmt.Sprintf("%.2f", r.RequestsPerHRPerResync)}
-		for _, v := range verbs {
-			row = append(row, fmt.Sprintf("%.2f", r.ByVerbPerHRPerResync[v]))
-		}
-		row = append(row, fmt.Sprint(r.Writes), fmt.Sprint(r.Upgrades), fmt.Sprintf("%.2f", r.ReconcilesPerHRPerResync),
-			millis(r.ControllerCPUPerReconcileMs), millis(r.APIServerCPUPerReconcileMs),
-			mebibytes(r.Memory.RSS), perRelease(r), mebibytes(r.Memory.Peak),
-			shardsCell(r), floorCell(r), reactions(r))
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-	}
-	return tw.Flush()
-}
-
-// tableVerbs are the by-verb columns: get, list and watch always (a zero
-// says the controller made none), then every other verb a run made.
-func tableVerbs(runs []Result) []string {
-	seen := map[string]bool{"get": true, "list": true, "watch": true}
-	for _, r := range runs {
-		for v := range r.Requests.ByVerb {
-			seen[v] = true
-		}
-	}
-	var out, rest []string
-	for _, v := range verbOrder {
-		if seen[v] {
-			out = append(out, v)
-			delete(seen, v)
-		}
-	}
-	for v := range seen {
-		rest = append(rest, v)
-	}
-	slices.Sort(rest)
-	return append(out, rest...)
-}
-
-func seconds(s float64) string {
-	if s < 10 {
-		return fmt.Sprintf("%.2fs", s)
-	}
-	return fmt.Sprintf("%.0fs", math.Round(s))
-}
-
-func reactions(r Result) string {
-	if r.Controller == HelmController {
-		return "n/a"
-	}
-	if len(r.Reactions) == 0 {
-		return "-"
-	}
-	lo, hi := reactionRange(r.Reactions)
-	return seconds(lo) + "-" + seconds(hi)
-}
-
-func millis(ms *float64) string {
-	if ms == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f ms", *ms)
-}
-
-// perRelease is the RSS per release, in KiB.
-func perRelease(r Result) string {
-	if r.N == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.0f KiB", float64(r.Memory.RSS)/1024/float64(r.N))
-}
-
-// floorCell is the write floor and the convergence over it: "12s (1.4×,
-// 2,500 writes)", then the dry-runs' time and the convergence over the two
-// when the add-on made dry-runs: "+ 3s for 1000 dry-runs (1.1×)"; or "-".
-func floorCell(r Result) string {
-	f := r.Floor
-	if f == nil {
-		return "-"
-	}
-	cell := fmt.Sprintf("%s (%.2f×, %d writes)", seconds(f.Seconds), f.Ratio, f.Writes)
-	if f.DryRuns > 0 {
-		cell += fmt.Sprintf(" + %s for %d dry-runs (%.2f×)", seconds(f.DryRunSeconds), f.DryRuns, f.RequestRatio)
-	}
-	return cell
-}
-
-func mebibytes(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }

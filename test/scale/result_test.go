@@ -56,9 +56,9 @@ func TestWriteTable(t *testing.T) {
 		Requests:             Requests{ByVerb: map[string]int{"list": 1, "get": 9, "watch": 1, "bind": 1}},
 		ByVerbPerHRPerResync: map[string]float64{"get": 9.5, "list": 1}, ReconcilesPerHRPerResync: 1,
 		ControllerCPUPerReconcileMs: &ms, APIServerCPUPerReconcileMs: &ms, Memory: harness.Memory{RSS: 64 << 20, Peak: 80 << 20},
-		Floor:     &Floor{Writes: 75, Seconds: 1.5, Ratio: 40.93},
-		Reactions: []Reaction{{HealedSeconds: 0.12}, {HealedSeconds: 0.08}, {HealedSeconds: 29.6}}},
-		// helm-controller: writes on every pass, and no reaction measured.
+		Floor: &Floor{Writes: 75, Seconds: 1.5, Ratio: 40.93},
+		Addon: &AddonFigures{Shards: 1, Reactions: []Reaction{{HealedSeconds: 0.12}, {HealedSeconds: 0.08}, {HealedSeconds: 29.6}}}},
+		// helm-controller: writes on every pass, and no add-on figures.
 		{Controller: HelmController, N: 50, Fleet: "full", SetupSeconds: 3.4, ConvergenceSeconds: 4.5, RequestsPerHRPerResync: 21.5,
 			ByVerbPerHRPerResync: map[string]float64{"get": 9, "list": 1, "patch": 11.5}, Writes: 45, ReconcilesPerHRPerResync: 1,
 			ControllerCPUPerReconcileMs: &ms, APIServerCPUPerReconcileMs: &ms, Memory: harness.Memory{RSS: 74 << 20, Peak: 74 << 20}}}
@@ -73,17 +73,33 @@ func TestWriteTable(t *testing.T) {
 	g.Expect(string(lines[2])).To(MatchRegexp(`^50\s+full\s+helm-controller\s+3.40s\s+4.50s\s+21.50\s+9.00\s+1.00\s+0.00\s+0.00\s+45\s+0\s+1.00\s.*74 MiB\s+1516 KiB\s+74 MiB\s+1\s+-\s+n/a$`))
 }
 
+// TestWriteJSON: the common figures are flat, each measurement's own in
+// its section, absent when it was not measured.
 func TestWriteJSON(t *testing.T) {
 	g := NewWithT(t)
 	path := filepath.Join(t.TempDir(), "bench", "run.json")
-	rep := Report{Cores: 2, Runs: []Result{{N: 50, Writes: 0}}}
+	rep := Report{Cores: 2, Runs: []Result{
+		{Controller: TemplateDriftController, N: 50, Addon: &AddonFigures{Shards: 1, Reactions: []Reaction{{HealedSeconds: 0.3}}}, Floor: &Floor{Writes: 75}},
+		{Controller: HelmController, N: 50, Upgrades: 0},
+	}}
 
 	g.Expect(rep.WriteJSON(path)).To(Succeed())
 
 	b, err := os.ReadFile(path)
 	g.Expect(err).NotTo(HaveOccurred())
-	var back map[string]any
+	var back struct {
+		Runs []map[string]any `json:"runs"`
+	}
 	g.Expect(json.Unmarshal(b, &back)).To(Succeed())
-	g.Expect(back["runs"]).To(HaveLen(1))
-	g.Expect(back).NotTo(HaveKey("failure"))
+	g.Expect(back.Runs).To(HaveLen(2))
+	addon, helm := back.Runs[0], back.Runs[1]
+	for _, key := range []string{"n", "fleet", "requestsPerHrPerResync", "writes", "upgrades", "controllerCpuPerReconcileMs", "memory"} {
+		g.Expect(addon).To(HaveKey(key))
+		g.Expect(helm).To(HaveKey(key))
+	}
+	g.Expect(addon["addon"]).To(HaveKeyWithValue("reactions", HaveLen(1)))
+	g.Expect(addon["floor"]).To(HaveKeyWithValue("writes", BeNumerically("==", 75)))
+	g.Expect(helm).NotTo(HaveKey("addon"), "helm-controller has no add-on figures")
+	g.Expect(helm).NotTo(HaveKey("floor"))
+	g.Expect(string(b)).NotTo(ContainSubstring(`"failure"`))
 }

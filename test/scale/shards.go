@@ -4,15 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
-
-	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
 // ShardKey is Flux's sharding label: a controller started with
@@ -93,89 +90,16 @@ func labelShards(ctx context.Context, c client.Client, n, shards int) error {
 	return g.Wait()
 }
 
-// exited returns an error naming the first shard whose process exited.
-func (r *run) exited() error {
-	for _, p := range r.shards {
-		if p.Exited() {
-			return fmt.Errorf("the controller exited (see %s)", p.LogPath)
-		}
-	}
-	return nil
-}
-
-// controllerCPU is the CPU time of every shard.
-func (r *run) controllerCPU() (time.Duration, error) {
-	var sum time.Duration
-	for _, p := range r.shards {
-		cpu, err := harness.CPUTime(p.PID())
-		if err != nil {
-			return 0, err
-		}
-		sum += cpu
-	}
-	return sum, nil
-}
-
-// reconciles is the reconciles of every shard.
-func (r *run) reconciles() (float64, error) {
-	var sum float64
-	for _, addr := range r.metricsAddrs {
-		n, err := Reconciles(addr, r.target.MetricsController)
-		if err != nil {
-			return 0, err
-		}
-		sum += n
-	}
-	return sum, nil
-}
-
-// breakdown is where every shard's convergence went, summed.
-func (r *run) breakdown() (Breakdown, error) {
-	var sum Breakdown
-	for _, addr := range r.metricsAddrs {
-		b, err := ReadBreakdown(addr, r.target.MetricsController)
-		if err != nil {
-			return sum, err
-		}
-		sum.Reconciles += b.Reconciles
-		sum.ReconcileSeconds += b.ReconcileSeconds
-		sum.QueueSeconds += b.QueueSeconds
-	}
-	return sum, nil
-}
-
-// memory reads every shard's resident memory: the sum, and each one.
-func (r *run) memory() (harness.Memory, []harness.Memory, error) {
-	var sum harness.Memory
-	each := make([]harness.Memory, 0, len(r.shards))
-	for _, p := range r.shards {
-		m, err := harness.ReadMemory(p.PID())
-		if err != nil {
-			return sum, nil, err
-		}
-		sum.RSS += m.RSS
-		sum.Peak += m.Peak
-		each = append(each, m)
-	}
-	return sum, each, nil
-}
-
-// stopShards stops every shard's process.
-func (r *run) stopShards() {
-	for _, p := range r.shards {
-		p.Stop()
-	}
-}
-
 // shardsCell is the table's shards column: the number of processes, and
 // with more than one each one's RSS.
 func shardsCell(r Result) string {
-	if r.Shards <= 1 {
+	a := r.Addon
+	if a == nil || a.Shards <= 1 {
 		return "1"
 	}
-	rss := make([]string, 0, len(r.ShardMemory))
-	for _, m := range r.ShardMemory {
+	rss := make([]string, 0, len(a.ShardMemory))
+	for _, m := range a.ShardMemory {
 		rss = append(rss, mebibytes(m.RSS))
 	}
-	return fmt.Sprintf("%d (%s)", r.Shards, strings.Join(rss, ", "))
+	return fmt.Sprintf("%d (%s)", a.Shards, strings.Join(rss, ", "))
 }

@@ -66,5 +66,6 @@ func TestWithLabel(t *testing.T) {
 func TestShardsCell(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(shardsCell(Result{})).To(Equal("1"))
-	g.Expect(shardsCell(Result{Shards: 2, ShardMemory: []harness.Memory{{RSS: 100 << 20}, {RSS: 110 << 20}}})).To(Equal("2 (100 MiB, 110 MiB)"))
+	g.Expect(shardsCell(Result{Addon: &AddonFigures{Shards: 1, ShardMemory: []harness.Memory{{RSS: 100 << 20}}}})).To(Equal("1"))
+	g.Expect(shardsCell(Result{Addon: &AddonFigures{Shards: 2, ShardMemory: []harness.Memory{{RSS: 100 << 20}, {RSS: 110 << 20}}}})).To(Equal("2 (100 MiB, 110 MiB)"))
 }

@@ -4,7 +4,8 @@
 // prints one table of the results and the ratios between the two, and
 // writes them as JSON. `make bench` runs it; BENCH_N (space-separated
 // sizes), BENCH_CONTROLLERS and the other BENCH_* variables of
-// scale.Config tune it.
+// scale.Config tune it. Each controller is measured by its spec
+// (scale.AddonSpec, scale.LockdownSpec, scale.HelmControllerSpec).
 //
 // It exits non-zero when the harness fails, when the add-on wrote anything
 // or made a discovery request in a steady-state window (or, under the
@@ -45,21 +46,19 @@ func run(ctx context.Context) error {
 	}
 	started := time.Now()
 	stamp := started.UTC().Format("20060102T150405Z")
-	artifacts := filepath.Join(root, "_artifacts", "bench", stamp)
-	if cfg.Out == "" {
-		cfg.Out = filepath.Join(root, "_artifacts", "bench", stamp+".json")
-	}
+	artifacts := filepath.Join(root, reportDir, stamp)
 	report := scale.Report{Started: started, Commit: describe(root), Cores: runtime.NumCPU(), GoVersion: runtime.Version(),
 		KubeVersion: paths.KubeVersion, EtcdVersion: paths.EtcdVersion}
-	targets, err := targets(ctx, cfg, root, &report)
+	specs, err := resolveSpecs(ctx, cfg, root, &report)
 	if err != nil {
 		return err
 	}
 runs:
 	for _, fleet := range cfg.Fleets {
 		for _, n := range cfg.Sizes {
-			for _, t := range targets {
-				res, err := scale.Run(ctx, cfg, t, fleet, n, filepath.Join(artifacts, fmt.Sprintf("n%d-%s-%s", n, fleet.Name, t.Name)), logf)
+			for _, sp := range specs {
+				res, err := sp.measure(ctx, scale.Run{Fleet: fleet, N: n, Window: cfg.Window, KeepAudit: cfg.KeepAudit, Logf: logf,
+					Dir: filepath.Join(artifacts, fmt.Sprintf("n%d-%s-%s", n, fleet.Name, sp.controller))})
 				if err != nil {
 					report.Failure = err.Error()
 					break runs
@@ -69,41 +68,63 @@ runs:
 		}
 	}
 	report.Comparisons = scale.Compare(report.Runs)
-	return finish(report, cfg.Out, artifacts)
+	return finish(report, filepath.Join(root, reportDir, stamp+".json"), artifacts)
 }
 
-// targets resolves the controllers of cfg, in their order, building the
-// add-on once unless BENCH_CONTROLLER_BIN names a build, and records their
-// binaries and flags in report.
-func targets(ctx context.Context, cfg scale.Config, root string, report *scale.Report) ([]scale.Target, error) {
-	var out []scale.Target
-	bin := cfg.ControllerBin
+// reportDir is where the JSON report and, beside it under the same
+// timestamp, the runs' folders go: CI keeps _artifacts/ of every step.
+const reportDir = "_artifacts/bench"
+
+// spec is one controller of BENCH_CONTROLLERS and the spec that measures
+// it on a run.
+type spec struct {
+	controller string
+	measure    func(context.Context, scale.Run) (scale.Result, error)
+}
+
+// resolveSpecs resolves the controllers of cfg, in their order, to their
+// specs, building the add-on once unless BENCH_CONTROLLER_BIN names a
+// build, and records their binaries and flags in report.
+func resolveSpecs(ctx context.Context, cfg scale.Config, root string, report *scale.Report) ([]spec, error) {
+	var out []spec
+	addon := scale.Addon{Bin: cfg.ControllerBin, Flags: scale.ControllerFlags(cfg), Env: cfg.ControllerEnv, Shards: cfg.Shards, CPUProfile: cfg.CPUProfile}
 	for _, name := range cfg.Controllers {
 		if name == scale.HelmController {
-			t, err := scale.HelmControllerTarget(cfg, root)
+			bin, crds, err := scale.LocateHelmController(root)
 			if err != nil {
 				return nil, err
 			}
-			report.HelmControllerBin, report.HelmControllerArgs = t.Bin, t.Flags
-			out = append(out, t)
+			report.HelmControllerBin, report.HelmControllerArgs = bin, scale.HelmControllerFlags()
+			out = append(out, spec{name, func(ctx context.Context, run scale.Run) (scale.Result, error) {
+				return scale.HelmControllerSpec(ctx, scale.HelmControllerSpecInput{Run: run, Bin: bin, SourceCRDs: crds})
+			}})
 			continue
 		}
-		if bin == "" {
+		if addon.Bin == "" {
 			logf("Building the controller")
 			var err error
-			if bin, err = scale.BuildController(ctx, root); err != nil {
+			if addon.Bin, err = scale.BuildController(ctx, root); err != nil {
 				return nil, err
 			}
 		}
-		t := scale.AddonTarget(cfg, bin)
-		if name == scale.Lockdown {
-			t = scale.LockdownTarget(cfg, bin)
-		}
 		// The lockdown's flags are these and --default-service-account.
-		report.ControllerBin, report.ControllerArgs = bin, scale.AddonTarget(cfg, bin).Flags
-		out = append(out, t)
+		report.ControllerBin, report.ControllerArgs = addon.Bin, addon.Flags
+		out = append(out, addonSpec(name, addon, cfg.Floor))
 	}
 	return out, nil
+}
+
+// addonSpec is the spec of the add-on's controller name: its own run,
+// with the write floor when floor is set, or under the lockdown.
+func addonSpec(name string, addon scale.Addon, floor bool) spec {
+	if name == scale.Lockdown {
+		return spec{name, func(ctx context.Context, run scale.Run) (scale.Result, error) {
+			return scale.LockdownSpec(ctx, scale.LockdownSpecInput{Run: run, Addon: addon})
+		}}
+	}
+	return spec{name, func(ctx context.Context, run scale.Run) (scale.Result, error) {
+		return scale.AddonSpec(ctx, scale.AddonSpecInput{Run: run, Addon: addon, Floor: floor})
+	}}
 }
 
 // finish prints the tables, writes the JSON report, and turns a failure,
@@ -130,37 +151,10 @@ func finish(report scale.Report, out, artifacts string) error {
 		errs = append(errs, errors.New(report.Failure))
 	}
 	for _, r := range report.Runs {
-		if r.Controller == scale.HelmController {
-			// helm-controller patches its status and records events on
-			// every pass: only an upgrade is a failure of the harness.
-			if r.Upgrades > 0 {
-				errs = append(errs, fmt.Errorf("with %d releases, helm-controller upgraded %d times in the steady state; want 0", r.N, r.Upgrades))
-			}
-			continue
-		}
-		if r.Writes > 0 {
-			errs = append(errs, fmt.Errorf("with %d releases (fleet %s), the controller wrote %d times in the steady state (%v); want 0", r.N, r.Fleet, r.Writes, r.Requests.WritesByResource()))
-		}
-		if n := r.Requests.Total; r.Controller == scale.Lockdown && float64(n) > r.Reconciles+inFlight {
-			// A pass under the lockdown lists its release's Secrets as
-			// the tenant, and reads the rest from the informers; its
-			// account's rules, reviewed at its first pass, are kept while
-			// no RBAC object changes. A request counts when it is made and
-			// a pass when it ends: the passes running at the window's end
-			// made theirs inside it.
-			errs = append(errs, fmt.Errorf("with %d releases (fleet %s), the controller under the lockdown made %d requests in the steady state, over %.0f passes; want at most one a pass (%v)",
-				r.N, r.Fleet, n, r.Reconciles, r.Requests.ByResource))
-		}
-		if d := r.Requests.Discovery(); d > 0 {
-			errs = append(errs, fmt.Errorf("with %d releases (fleet %s), the controller made %d discovery requests in the steady state; want 0", r.N, r.Fleet, d))
-		}
+		errs = append(errs, steadyStateChecks[r.Controller](r)...)
 	}
 	return errors.Join(errs...)
 }
-
-// inFlight is how many passes may be running at a window's end: the
-// controller's default --concurrent, which the smoke runs with.
-const inFlight = 4
 
 // describe names the code measured: `git describe --always --dirty`.
 func describe(root string) string {
