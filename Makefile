@@ -286,8 +286,8 @@ soak: testbin ## Run the soak: SOAK_N releases for SOAK_FOR under drifts, kills 
 # CHAOS_N releases; CHAOS_SCENARIOS picks some of them; those CHAOS_MANAGERS
 # names run with the real Cluster API and Metal3 managers and their webhooks
 # (claims, CAPM3's finalizer, MachineSets). test/chaos/config.go
-# lists the other CHAOS_* variables (seed, kill interval, race duration,
-# lease, fault rate, memory's rewrites, timeouts).
+# lists the other CHAOS_* variables (seed, memory's rewrites, the soak's
+# length, another binary, kept audit logs).
 CHAOS_N ?= 200
 CHAOS_KILLS ?= 20
 CHAOS_RESTARTS ?= 2

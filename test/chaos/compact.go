@@ -7,9 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
@@ -31,74 +28,81 @@ func compactFlags() map[string]string {
 	return map[string]string{"watch-cache": "false", "etcd-compaction-interval": compactInterval.String()}
 }
 
-// compact lets the controller's watches expire during convergence,
-// cfg.Restarts times, 1-5 s apart: it drifts objects afresh (driftAfresh),
-// waits until etcd has compacted past those writes, restarts the API
-// server, so that every watch is resumed at a compacted resourceVersion
-// and every informer relists, and drifts objects afresh again while they
-// do. The drifts are checked like kill's: healed (convergence waits for
-// them: a cache that missed one reports the release in sync), and each
-// corrected once per drift (no loop, no lost update).
-func (r *run) compact(ctx context.Context) error {
-	r.res.Fault = fmt.Sprintf("%d kube-apiserver restarts, 1s-5s apart, on etcd compacted every %s without a watch cache; %d objects drifted afresh before each and %d just after",
-		r.cfg.Restarts, compactInterval, killDrifts(r.cfg.N), killDrifts(r.cfg.N))
-	r.raced = map[string]int{}
-	r.faultsFrom = time.Now()
-	for i := range r.cfg.Restarts {
-		if err := harness.Sleep(ctx, r.between(time.Second, 5*time.Second)); err != nil {
+// CompactSpec lets the controller's watches expire during convergence,
+// in.Restarts times, 1-5 s apart: it drifts objects afresh, waits until
+// etcd has compacted past those writes, restarts the API server, so that
+// every watch is resumed at a compacted resourceVersion and every informer
+// relists, and drifts objects afresh again while they do. The drifts are
+// checked like kill's: healed (convergence waits for them: a cache that
+// missed one reports the release in sync), and each corrected once per
+// drift (no loop, no lost update); and the informers must have relisted.
+func CompactSpec(ctx context.Context, in RestartInput) (res Result, err error) {
+	d := newDrifts()
+	var w *world
+	w = newWorld(in.Input, ScenarioCompact, worldOptions{apiServerFlags: compactFlags(),
+		unhealed: func(ctx context.Context) (int, error) { return d.unhealed(ctx, w) }})
+	defer func() { w.stop(err) }()
+	if err := w.setUp(ctx, nil); err != nil {
+		return w.res, err
+	}
+	w.res.Fault = fmt.Sprintf("%d kube-apiserver restarts, 1s-5s apart, on etcd compacted every %s without a watch cache; %d objects drifted afresh before each and %d just after",
+		in.Restarts, compactInterval, killDrifts(in.N), killDrifts(in.N))
+	from := time.Now()
+	if err := w.step("inject the fault", func() error { return compact(ctx, w, d, in.Restarts) }); err != nil {
+		return w.res, err
+	}
+	w.faultsStopped(ctx)
+	if err := w.converge(ctx); err != nil {
+		return w.res, err
+	}
+	return w.res, w.step("check the invariants", func() error {
+		writes, err := w.check(ctx, checks{})
+		if err != nil {
 			return err
 		}
-		if err := r.driftAfresh(ctx, 2*i); err != nil {
+		if err := checkRelisted(w, d, from); err != nil {
+			return err
+		}
+		return d.check(ctx, w, writes)
+	})
+}
+
+// compact drifts, waits for the compaction and restarts the API server,
+// then drifts again, restarts times.
+func compact(ctx context.Context, w *world, d *drifts, restarts int) error {
+	for i := range restarts {
+		if err := harness.Sleep(ctx, w.between(time.Second, 5*time.Second)); err != nil {
+			return err
+		}
+		if err := d.driftAfresh(ctx, w, 2*i); err != nil {
 			return err
 		}
 		// Two intervals: the compaction after the drift's writes has run.
 		if err := harness.Sleep(ctx, 2*compactInterval+time.Second); err != nil {
 			return err
 		}
-		start := time.Now()
-		if err := r.env.RestartAPIServer(); err != nil {
+		if err := w.restartAPIServer(i+1, restarts); err != nil {
 			return err
 		}
-		r.logf("%s: restarted kube-apiserver (%d of %d) in %s", r.scenario, i+1, r.cfg.Restarts, time.Since(start).Round(time.Millisecond))
-		if err := r.driftAfresh(ctx, 2*i+1); err != nil {
+		if err := d.driftAfresh(ctx, w, 2*i+1); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// unhealedReason counts, among the releases not converged, the drifts of
-// the compact scenario not healed yet.
-const unhealedReason = "drift not healed"
-
-// unhealed counts the objects drifted afresh that still carry the drift.
-func (r *run) unhealed(ctx context.Context) (int, error) {
-	n := 0
-	for _, t := range r.raceTargets {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(t.gvk)
-		if err := r.env.Client.Get(ctx, client.ObjectKey{Namespace: t.key.Namespace, Name: t.key.Name}, u); err != nil {
-			return 0, fmt.Errorf("failed to read %s: %w", t.key, err)
-		}
-		if stillSetBack(u) {
-			n++
-		}
-	}
-	return n, nil
-}
-
 // checkRelisted counts the controller's lists made after the faults began
 // (a reflector's relist: a list, or a watch that asks for the initial
 // events) and fails InvRelisted when there is none.
-func (r *run) checkRelisted() error {
-	r.res.Checked = append(r.res.Checked, InvRelisted)
-	reqs, err := readTimedRequests(r.auditLog, ControllerUser)
+func checkRelisted(w *world, d *drifts, from time.Time) error {
+	w.res.Checked = append(w.res.Checked, InvRelisted)
+	reqs, err := readTimedRequests(w.auditLog, ControllerUser)
 	if err != nil {
 		return err
 	}
-	r.res.Relists = Relists(reqs, r.faultsFrom)
-	if r.res.Relists == 0 {
-		r.res.violate(InvRelisted, "the controller made no list after the watches expired: the scenario tested nothing")
+	d.fig.Relists = Relists(reqs, from)
+	if d.fig.Relists == 0 {
+		w.res.violate(InvRelisted, "the controller made no list after the watches expired: the scenario tested nothing")
 	}
 	return nil
 }

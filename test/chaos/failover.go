@@ -12,13 +12,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
-	"github.com/templatedrift/template-drift-controller/internal/testenv"
-	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
 // InvTakeover is the failover scenario's own invariant: the other replica
-// acquired the Lease after the leader's SIGKILL, within
-// CHAOS_CONVERGE_TIMEOUT. How long it took is reported beside the lease
+// acquired the Lease after the leader's SIGKILL, within the convergence
+// timeout. How long it took is reported beside the lease
 // duration, not asserted.
 const InvTakeover = "takeover"
 
@@ -92,12 +90,98 @@ func holder(l *coordinationv1.Lease) string {
 // leasePoll is how often the harness reads the Lease.
 const leasePoll = 100 * time.Millisecond
 
+// lease is the failover scenario's --leader-election-lease-duration, short
+// enough that a takeover fits in a run; the renew deadline and retry period
+// follow from it (LeaseTimes).
+const lease = 15 * time.Second
+
+// FailoverSpec runs two replicas with leader election: it starts a second
+// replica once the first holds the Lease, waits until corrections are in
+// flight (a tenth of the fleet in sync, at least one), SIGKILLs the replica
+// the Lease names, and waits until the other acquires it. The survivor
+// runs on; the kill is the fault's end. Besides every scenario's
+// invariants, the takeover must happen and no change be stored twice.
+func FailoverSpec(ctx context.Context, in Input) (res Result, err error) {
+	w := newWorld(in, ScenarioFailover, worldOptions{leaderElection: true})
+	defer func() { w.stop(err) }()
+	if err := w.setUp(ctx, nil); err != nil {
+		return w.res, err
+	}
+	if err := w.step("inject the fault", func() error { return failover(ctx, w) }); err != nil {
+		return w.res, err
+	}
+	w.faultsStopped(ctx)
+	if err := w.converge(ctx); err != nil {
+		return w.res, err
+	}
+	return w.res, w.step("check the invariants", func() error {
+		_, err := w.check(ctx, checks{lease: true, doubleWrite: true})
+		w.res.Checked = append(w.res.Checked, InvTakeover)
+		return err
+	})
+}
+
+// failover kills the leader of two replicas while corrections run, and
+// records the takeover.
+func failover(ctx context.Context, w *world) error {
+	renew, retry := LeaseTimes(lease)
+	first, err := waitLease(ctx, w, firstLeaseTimeout, func(l *coordinationv1.Lease) bool { return holder(l) != "" })
+	if err != nil {
+		return fmt.Errorf("the first replica did not take the Lease %s/%s: %w", runtimeNamespace, leaseName, err)
+	}
+	second, err := w.startReplica("template-drift-controller-2")
+	if err != nil {
+		return err
+	}
+	w.others = append(w.others, second)
+	inSync, err := w.waitInSync(ctx, max(1, w.in.N/10))
+	if err != nil {
+		return err
+	}
+	before, err := getLease(ctx, w)
+	if err != nil {
+		return fmt.Errorf("failed to read the Lease: %w", err)
+	}
+	leader, follower := w.controller, second
+	if holder(before) != holder(first) {
+		leader, follower = second, w.controller
+	}
+	w.samplePeakOf(leader)
+	w.samplePeakOf(follower)
+	killed := time.Now()
+	leader.Kill()
+	w.controller = follower
+	// The Lease as the killed leader left it: its last renewal may have
+	// come after the read above.
+	if last, err := getLease(ctx, w); err == nil && holder(last) == holder(before) {
+		before = last
+	}
+	w.res.Fault = fmt.Sprintf("SIGKILL of the leader of 2 replicas at %d/%d in sync; lease %s, renew %s, retry %s",
+		inSync, w.in.N, lease, renew, retry)
+	w.in.Logf("%s: killed the leader %s at %d/%d in sync", w.name, holder(before), inSync, w.in.N)
+	after, err := waitLease(ctx, w, convergeTimeout, func(l *coordinationv1.Lease) bool {
+		return holder(l) != "" && holder(l) != holder(before)
+	})
+	if err != nil {
+		w.res.violate(InvTakeover, fmt.Sprintf("no other replica acquired the Lease within %s of the kill: %v", convergeTimeout, err))
+		return nil
+	}
+	t, err := TakeoverOf(before.Spec, after.Spec, killed)
+	if err != nil {
+		w.res.violate(InvTakeover, err.Error())
+		return nil
+	}
+	w.res.Takeover = &t
+	w.in.Logf("%s: %s acquired the Lease %.1fs after the kill (lease %s)", w.name, t.Holder, t.AfterKillSeconds, lease)
+	return nil
+}
+
 // waitLease polls the controller's Lease until cond holds of it, for at
 // most timeout, and returns it.
-func (r *run) waitLease(ctx context.Context, timeout time.Duration, cond func(*coordinationv1.Lease) bool) (*coordinationv1.Lease, error) {
+func waitLease(ctx context.Context, w *world, timeout time.Duration, cond func(*coordinationv1.Lease) bool) (*coordinationv1.Lease, error) {
 	var got *coordinationv1.Lease
 	err := wait.PollUntilContextTimeout(ctx, leasePoll, timeout, true, func(ctx context.Context) (bool, error) {
-		l, err := r.getLease(ctx)
+		l, err := getLease(ctx, w)
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
@@ -111,9 +195,9 @@ func (r *run) waitLease(ctx context.Context, timeout time.Duration, cond func(*c
 }
 
 // getLease reads the controller's Lease.
-func (r *run) getLease(ctx context.Context) (*coordinationv1.Lease, error) {
+func getLease(ctx context.Context, w *world) (*coordinationv1.Lease, error) {
 	l := &coordinationv1.Lease{}
-	if err := r.env.Client.Get(ctx, client.ObjectKey{Namespace: runtimeNamespace, Name: leaseName}, l); err != nil {
+	if err := w.env.Client.Get(ctx, client.ObjectKey{Namespace: runtimeNamespace, Name: leaseName}, l); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -122,96 +206,3 @@ func (r *run) getLease(ctx context.Context) (*coordinationv1.Lease, error) {
 // firstLeaseTimeout bounds the wait for the first replica to take the
 // Lease, which exists not yet.
 const firstLeaseTimeout = time.Minute
-
-// failover starts a second replica once the first holds the Lease, waits
-// until corrections are in flight (a tenth of the fleet in sync, at least
-// one), SIGKILLs the replica the Lease names, and waits until the other
-// acquires it. The survivor runs on; the kill is the fault's end.
-func (r *run) failover(ctx context.Context) error {
-	renew, retry := LeaseTimes(r.cfg.Lease)
-	first, err := r.waitLease(ctx, firstLeaseTimeout, func(l *coordinationv1.Lease) bool { return holder(l) != "" })
-	if err != nil {
-		return fmt.Errorf("the first replica did not take the Lease %s/%s: %w", runtimeNamespace, leaseName, err)
-	}
-	second, err := r.startReplica("template-drift-controller-2")
-	if err != nil {
-		return err
-	}
-	r.others = append(r.others, second)
-	inSync, err := r.waitInSync(ctx, max(1, r.cfg.N/10))
-	if err != nil {
-		return err
-	}
-	lease, err := r.getLease(ctx)
-	if err != nil {
-		return fmt.Errorf("failed to read the Lease: %w", err)
-	}
-	leader, follower := r.controller, second
-	if holder(lease) != holder(first) {
-		leader, follower = second, r.controller
-	}
-	r.samplePeakOf(leader)
-	r.samplePeakOf(follower)
-	killed := time.Now()
-	leader.Kill()
-	r.controller = follower
-	// The Lease as the killed leader left it: its last renewal may have
-	// come after the read above.
-	if last, err := r.getLease(ctx); err == nil && holder(last) == holder(lease) {
-		lease = last
-	}
-	r.res.Fault = fmt.Sprintf("SIGKILL of the leader of 2 replicas at %d/%d in sync; lease %s, renew %s, retry %s",
-		inSync, r.cfg.N, r.cfg.Lease, renew, retry)
-	r.logf("%s: killed the leader %s at %d/%d in sync", r.scenario, holder(lease), inSync, r.cfg.N)
-	after, err := r.waitLease(ctx, r.cfg.ConvergeTimeout, func(l *coordinationv1.Lease) bool {
-		return holder(l) != "" && holder(l) != holder(lease)
-	})
-	if err != nil {
-		r.res.violate(InvTakeover, fmt.Sprintf("no other replica acquired the Lease within %s of the kill: %v", r.cfg.ConvergeTimeout, err))
-		return nil
-	}
-	t, err := TakeoverOf(lease.Spec, after.Spec, killed)
-	if err != nil {
-		r.res.violate(InvTakeover, err.Error())
-		return nil
-	}
-	r.res.Takeover = &t
-	r.logf("%s: %s acquired the Lease %.1fs after the kill (lease %s)", r.scenario, t.Holder, t.AfterKillSeconds, r.cfg.Lease)
-	return nil
-}
-
-// waitInSync waits until at least n releases have converged (or, on a
-// fleet that converged before, all of them), and returns how many have.
-func (r *run) waitInSync(ctx context.Context, n int) (int, error) {
-	inSync := 0
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, r.cfg.ConvergeTimeout, true, func(ctx context.Context) (bool, error) {
-		if r.controller.Exited() {
-			return false, fmt.Errorf("the controller exited (see %s)", r.controller.LogPath)
-		}
-		pending, err := r.pending(ctx)
-		if err != nil {
-			return false, nil //nolint:nilerr // poll on
-		}
-		inSync = r.cfg.N - total(pending)
-		return inSync >= n, nil
-	})
-	return inSync, err
-}
-
-// total sums counts.
-func total(counts map[string]int) int {
-	n := 0
-	for _, c := range counts {
-		n += c
-	}
-	return n
-}
-
-// samplePeakOf folds p's peak RSS into the result's largest so far.
-func (r *run) samplePeakOf(p *testenv.Process) {
-	if pid := p.PID(); pid != 0 {
-		if m, err := harness.ReadMemory(pid); err == nil {
-			r.res.PeakRSSBytes = max(r.res.PeakRSSBytes, m.Peak)
-		}
-	}
-}

@@ -1,6 +1,9 @@
 package chaos
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // InvNoRetryStorm is the lossy scenario's own invariant: its requests
 // stay within maxRequestRatio times those of the fault-free run of the same
@@ -13,15 +16,56 @@ const InvNoRetryStorm = "no-retry-storm"
 // run's (InvNoRetryStorm).
 const maxRequestRatio = 2.0
 
-// lossy describes the lossy scenario's fault: the proxy, started with the
-// control plane, faults from the controller's first request to the check.
-func (r *run) lossy() {
-	if r.faultFree == nil {
-		r.res.Fault = "none: the fault-free run, through the same proxy"
-		return
+// faultRate is the share of requests the lossy scenario's proxy faults:
+// enough that every pass of a small fleet meets faults.
+const faultRate = 0.05
+
+// LossySpec puts a fault-injecting proxy between the controller and the API
+// server: first without faults, on a control plane of its own (in
+// Dir/fault-free), then with faultRate of the requests faulted to the end.
+// Besides every scenario's invariants, no change may be stored twice, and
+// the faulted run's requests must stay within maxRequestRatio of the
+// fault-free run's.
+func LossySpec(ctx context.Context, in Input) (Result, error) {
+	faultFree, err := lossyRun(ctx, in.in("fault-free"), 0, nil)
+	if err != nil {
+		return Result{Scenario: ScenarioLossy, N: in.N, FaultFree: &faultFree}, err
 	}
-	r.res.Fault = fmt.Sprintf("%g%% of requests: 500, 429 (Retry-After: 1), a %s stall, or the response lost after forwarding (a watch cut midway)",
-		r.faultRate*100, stallFor)
+	return lossyRun(ctx, in, faultRate, &faultFree)
+}
+
+// lossyRun is one run through the proxy at rate, checked against
+// faultFree's requests unless it is the fault-free run (nil).
+func lossyRun(ctx context.Context, in Input, rate float64, faultFree *Result) (res Result, err error) {
+	w := newWorld(in, ScenarioLossy, worldOptions{faults: &FaultPlan{Rate: rate, Seed: in.Seed}})
+	w.res.FaultFree = faultFree
+	w.res.Fault = fmt.Sprintf("%g%% of requests: 500, 429 (Retry-After: 1), a %s stall, or the response lost after forwarding (a watch cut midway)",
+		rate*100, stallFor)
+	if faultFree == nil {
+		w.name = faultFreeRow
+		w.res.Fault = "none: the fault-free run, through the same proxy"
+	}
+	defer func() { w.stop(err) }()
+	if err := w.setUp(ctx, nil); err != nil {
+		return w.res, err
+	}
+	// The proxy faults until the end: convergence is timed from the
+	// controller's start, and no release is in sync when faults stop.
+	w.faultsDone = w.started
+	if err := w.converge(ctx); err != nil {
+		return w.res, err
+	}
+	return w.res, w.step("check the invariants", func() error {
+		_, err := w.check(ctx, checks{doubleWrite: true})
+		if err != nil || faultFree == nil {
+			return err
+		}
+		w.res.Checked = append(w.res.Checked, InvNoRetryStorm)
+		for _, v := range CheckRetryStorm(w.res, *faultFree) {
+			w.res.violate(v.Invariant, v.What)
+		}
+		return nil
+	})
 }
 
 // RequestRatios are the lossy run's requests over the fault-free run's,

@@ -106,12 +106,31 @@ func CheckRolls(before map[ObjectKey]bool, now []ObjectKey, announced map[string
 	return out
 }
 
+// managed is what the real managers hold in a world: the claimed data
+// templates, with the claim naming each, and the MachineSets when the
+// controller started.
+type managed struct {
+	claimed     map[ObjectKey]string
+	machineSets map[ObjectKey]bool
+	fig         *ManagedFigures
+}
+
+// adopt claims every release's data template and waits until the managers
+// hold the fleet.
+func adopt(ctx context.Context, w *world) (*managed, error) {
+	m := &managed{claimed: map[ObjectKey]string{}, machineSets: map[ObjectKey]bool{}, fig: &ManagedFigures{}}
+	w.res.Managed = m.fig
+	if err := m.createClaims(ctx, w); err != nil {
+		return nil, err
+	}
+	return m, m.waitAdopted(ctx, w)
+}
+
 // createClaims gives every release's data template a Metal3DataClaim, as
 // CAPM3 makes one for each Machine whose host is associated (there are no
 // hosts here), and records them in the fleet.
-func (r *run) createClaims(ctx context.Context) error {
-	r.claimed = map[ObjectKey]string{}
-	for i := range r.cfg.N {
+func (m *managed) createClaims(ctx context.Context, r *world) error {
+	for i := range r.in.N {
 		ns := scale.Namespace(i)
 		claim := &unstructured.Unstructured{}
 		claim.SetGroupVersionKind(claimGVK)
@@ -122,21 +141,21 @@ func (r *run) createClaims(ctx context.Context) error {
 		if err := r.env.Client.Create(ctx, claim); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("failed to create Metal3DataClaim %s/%s: %w", ns, claim.GetName(), err)
 		}
-		r.claimed[ObjectKey{Namespace: ns, Kind: dataTemplateGVK.Kind, Name: claimedTemplate}] = ns + "/" + claim.GetName()
+		m.claimed[ObjectKey{Namespace: ns, Kind: dataTemplateGVK.Kind, Name: claimedTemplate}] = ns + "/" + claim.GetName()
 	}
-	r.res.Managed = &ManagedFigures{Claims: len(r.claimed)}
+	m.fig.Claims = len(m.claimed)
 	return nil
 }
 
 // waitAdopted waits until CAPM3 holds every data template with its
 // finalizer and every MachineDeployment has a MachineSet, and records the
 // MachineSets: without them the managers' invariants prove nothing.
-func (r *run) waitAdopted(ctx context.Context) error {
+func (m *managed) waitAdopted(ctx context.Context, r *world) error {
 	var pending string
 	poked := time.Time{}
 	pokes := 0
 	err := wait.PollUntilContextTimeout(ctx, time.Second, adoptTimeout, true, func(ctx context.Context) (bool, error) {
-		templates, err := r.listAll(ctx, dataTemplateGVK)
+		templates, err := listAll(ctx, r.env.Client, dataTemplateGVK)
 		if err != nil {
 			return false, err
 		}
@@ -146,7 +165,7 @@ func (r *run) waitAdopted(ctx context.Context) error {
 				bare = append(bare, &templates[i])
 			}
 		}
-		sets, err := r.listAll(ctx, machineSetGVK)
+		sets, err := listAll(ctx, r.env.Client, machineSetGVK)
 		if err != nil {
 			return false, err
 		}
@@ -155,7 +174,7 @@ func (r *run) waitAdopted(ctx context.Context) error {
 			withSet[s.GetNamespace()] = true
 		}
 		var noSet []string
-		for i := range r.cfg.N {
+		for i := range r.in.N {
 			if ns := scale.Namespace(i); !withSet[ns] {
 				noSet = append(noSet, ns)
 			}
@@ -163,18 +182,17 @@ func (r *run) waitAdopted(ctx context.Context) error {
 		pending = fmt.Sprintf("%d of %d data templates without CAPM3's finalizer, %d MachineDeployments without a MachineSet (%s)",
 			len(bare), len(templates), len(noSet), strings.Join(noSet[:min(3, len(noSet))], ", "))
 		if len(bare) == 0 && len(noSet) == 0 {
-			r.res.Managed.Finalized = len(templates)
-			r.machineSets = map[ObjectKey]bool{}
+			m.fig.Finalized = len(templates)
 			for _, s := range sets {
-				r.machineSets[keyOf(&s)] = true
+				m.machineSets[keyOf(&s)] = true
 			}
-			r.res.Managed.MachineSetsBefore = len(sets)
+			m.fig.MachineSetsBefore = len(sets)
 			return true, nil
 		}
 		if time.Since(poked) >= pokeEvery {
 			pokes++
 			for _, u := range bare {
-				if err := r.poke(ctx, u, pokes); err != nil {
+				if err := poke(ctx, r.env.Client, u, pokes); err != nil {
 					return false, err
 				}
 			}
@@ -185,13 +203,13 @@ func (r *run) waitAdopted(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("the managers did not adopt the fleet in %s (%s): %w", adoptTimeout, pending, err)
 	}
-	r.logf("%s: the managers hold %d data templates with CAPM3's finalizer and made %d MachineSets", r.scenario, r.res.Managed.Finalized, r.res.Managed.MachineSetsBefore)
+	r.in.Logf("%s: the managers hold %d data templates with CAPM3's finalizer and made %d MachineSets", r.name, m.fig.Finalized, m.fig.MachineSetsBefore)
 	return nil
 }
 
 // poke writes an annotation on u, as any other writer might, to give
 // CAPM3 an event for it.
-func (r *run) poke(ctx context.Context, u *unstructured.Unstructured, n int) error {
+func poke(ctx context.Context, c client.Client, u *unstructured.Unstructured, n int) error {
 	base := u.DeepCopy()
 	ann := u.GetAnnotations()
 	if ann == nil {
@@ -199,48 +217,48 @@ func (r *run) poke(ctx context.Context, u *unstructured.Unstructured, n int) err
 	}
 	ann["chaos.templatedrift.io/poke"] = strconv.Itoa(n)
 	u.SetAnnotations(ann)
-	if err := r.env.Client.Patch(ctx, u, client.MergeFrom(base)); err != nil && !apierrors.IsNotFound(err) {
+	if err := c.Patch(ctx, u, client.MergeFrom(base)); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("failed to annotate %s/%s for CAPM3: %w", u.GetNamespace(), u.GetName(), err)
 	}
 	return nil
 }
 
 // listAll lists gvk in every namespace.
-func (r *run) listAll(ctx context.Context, gvk schema.GroupVersionKind) ([]unstructured.Unstructured, error) {
+func listAll(ctx context.Context, c client.Client, gvk schema.GroupVersionKind) ([]unstructured.Unstructured, error) {
 	l := &unstructured.UnstructuredList{}
 	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := r.env.Client.List(ctx, l); err != nil {
+	if err := c.List(ctx, l); err != nil {
 		return nil, fmt.Errorf("failed to list %s: %w", gvk.Kind, err)
 	}
 	return l.Items, nil
 }
 
-// checkManagers checks the managers' invariants: no claimed data template
+// check checks the managers' invariants: no claimed data template
 // deleted (audit log), no MachineSet made that the controller did not
 // announce (live MachineSets and the controller's events); the claims
 // must still be there, or the check proves nothing.
-func (r *run) checkManagers(ctx context.Context, writes []Write) error {
+func (m *managed) check(ctx context.Context, r *world, writes []Write) error {
 	r.res.Checked = append(r.res.Checked, InvClaimed, InvAnnouncedRolls)
-	claims, err := r.listAll(ctx, claimGVK)
+	claims, err := listAll(ctx, r.env.Client, claimGVK)
 	if err != nil {
 		return err
 	}
-	if len(claims) != len(r.claimed) {
-		return fmt.Errorf("found %d Metal3DataClaims, the harness made %d", len(claims), len(r.claimed))
+	if len(claims) != len(m.claimed) {
+		return fmt.Errorf("found %d Metal3DataClaims, the harness made %d", len(claims), len(m.claimed))
 	}
-	for _, v := range CheckClaimed(writes, r.claimed) {
+	for _, v := range CheckClaimed(writes, m.claimed) {
 		r.res.violate(v.Invariant, v.What)
 	}
-	templates, err := r.listAll(ctx, dataTemplateGVK)
+	templates, err := listAll(ctx, r.env.Client, dataTemplateGVK)
 	if err != nil {
 		return err
 	}
 	for _, t := range templates {
 		if t.GetAnnotations()[api.ReplacesAnnotation] != "" {
-			r.res.Managed.DataRotations++
+			m.fig.DataRotations++
 		}
 	}
-	sets, err := r.listAll(ctx, machineSetGVK)
+	sets, err := listAll(ctx, r.env.Client, machineSetGVK)
 	if err != nil {
 		return err
 	}
@@ -249,7 +267,7 @@ func (r *run) checkManagers(ctx context.Context, writes []Write) error {
 		now = append(now, keyOf(&s))
 	}
 	slices.SortFunc(now, func(a, b ObjectKey) int { return strings.Compare(a.String(), b.String()) })
-	r.res.Managed.MachineSetsAfter = len(sets)
+	m.fig.MachineSetsAfter = len(sets)
 	var events corev1.EventList
 	if err := r.env.Client.List(ctx, &events); err != nil {
 		return fmt.Errorf("failed to list events: %w", err)
@@ -258,10 +276,10 @@ func (r *run) checkManagers(ctx context.Context, writes []Write) error {
 	for _, e := range events.Items {
 		if fromController(e) && strings.Contains(e.Message, rollsYes) {
 			announced[e.Namespace] = true
-			r.res.Managed.RollsAnnounced++
+			m.fig.RollsAnnounced++
 		}
 	}
-	for _, v := range CheckRolls(r.machineSets, now, announced) {
+	for _, v := range CheckRolls(m.machineSets, now, announced) {
 		r.res.violate(v.Invariant, v.What)
 	}
 	return nil

@@ -21,20 +21,21 @@ import (
 	"github.com/templatedrift/template-drift-controller/test/harness"
 )
 
-// checkMemory checks the memory scenario's own invariant, bounded-memory,
-// and records the figures after convergence.
-func (r *run) checkMemory(ctx context.Context) error {
-	r.res.Checked = append(r.res.Checked, InvBoundedMemory)
-	m := r.res.Memory
-	pid := r.controller.PID()
-	if r.sampler != nil {
-		sm := r.sampler.Stop()
-		r.sampler = nil
+// check checks the memory scenario's own invariant, bounded-memory, and
+// records the figures after convergence.
+func (mr *memoryRun) check(ctx context.Context) error {
+	w := mr.w
+	w.res.Checked = append(w.res.Checked, InvBoundedMemory)
+	m := mr.fig
+	pid := w.controller.PID()
+	if mr.sampler != nil {
+		sm := mr.sampler.Stop()
+		mr.sampler = nil
 		m.PeakSampledRSSBytes, m.PeakSockets, m.Samples = sm.RSS, sm.Sockets, sm.Samples
 	}
-	r.samplePeak()
-	m.After = r.memoryPoint(ctx, pid, "after")
-	clients, err := countRequests(r.auditLog, ControllerUser, pingPath)
+	w.samplePeak()
+	m.After = memoryPoint(ctx, w, pid, "after")
+	clients, err := countRequests(w.auditLog, ControllerUser, pingPath)
 	if err != nil {
 		return err
 	}
@@ -44,16 +45,16 @@ func (r *run) checkMemory(ctx context.Context) error {
 		return err
 	}
 	m.LimitBytes = limit
-	if r.res.PeakRSSBytes == 0 {
-		r.res.violate(InvBoundedMemory, "the controller's peak RSS could not be read")
-	} else if r.res.PeakRSSBytes >= limit/2 {
-		r.res.violate(InvBoundedMemory, fmt.Sprintf("peak RSS %d MiB, not under half the chart's default memory limit (%d MiB)",
-			r.res.PeakRSSBytes>>20, limit>>20))
+	if w.res.PeakRSSBytes == 0 {
+		w.res.violate(InvBoundedMemory, "the controller's peak RSS could not be read")
+	} else if w.res.PeakRSSBytes >= limit/2 {
+		w.res.violate(InvBoundedMemory, fmt.Sprintf("peak RSS %d MiB, not under half the chart's default memory limit (%d MiB)",
+			w.res.PeakRSSBytes>>20, limit>>20))
 	}
-	r.logf("%s: RSS %d → %d MiB, heap in use %d → %d MiB (live %d → %d MiB), goroutines %d → %d, sockets %d → %d; peak RSS %d MiB (sampled %d MiB), %d clients built for %d rewrites",
-		r.scenario, m.Before.RSSBytes>>20, m.After.RSSBytes>>20, m.Before.HeapInuseBytes>>20, m.After.HeapInuseBytes>>20,
+	w.in.Logf("%s: RSS %d → %d MiB, heap in use %d → %d MiB (live %d → %d MiB), goroutines %d → %d, sockets %d → %d; peak RSS %d MiB (sampled %d MiB), %d clients built for %d rewrites",
+		w.name, m.Before.RSSBytes>>20, m.After.RSSBytes>>20, m.Before.HeapInuseBytes>>20, m.After.HeapInuseBytes>>20,
 		m.Before.HeapAllocBytes>>20, m.After.HeapAllocBytes>>20,
-		m.Before.Goroutines, m.After.Goroutines, m.Before.Sockets, m.After.Sockets, r.res.PeakRSSBytes>>20, m.PeakSampledRSSBytes>>20, clients, m.Rewrites)
+		m.Before.Goroutines, m.After.Goroutines, m.Before.Sockets, m.After.Sockets, w.res.PeakRSSBytes>>20, m.PeakSampledRSSBytes>>20, clients, m.Rewrites)
 	return nil
 }
 
@@ -100,7 +101,7 @@ func memoryLimit(values []byte) (int64, error) {
 // handler runs, its heap and goroutines; the heap profile goes to
 // heap-<name>.pb.gz in the run's folder, to tell what holds the heap (go
 // tool pprof). What cannot be read stays 0.
-func (r *run) memoryPoint(ctx context.Context, pid int, name string) MemoryPoint {
+func memoryPoint(ctx context.Context, w *world, pid int, name string) MemoryPoint {
 	var p MemoryPoint
 	if m, err := harness.ReadMemory(pid); err == nil {
 		p.RSSBytes = m.RSS
@@ -109,12 +110,12 @@ func (r *run) memoryPoint(ctx context.Context, pid int, name string) MemoryPoint
 	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 	addr := flagValue(cmdline, "--metrics-addr")
 	if err != nil || addr == "" {
-		r.logf("%s: cannot find the controller's metrics address: %v", r.scenario, err)
+		w.in.Logf("%s: cannot find the controller's metrics address: %v", w.name, err)
 		return p
 	}
-	g, err := scrapeAfterGC(ctx, addr, filepath.Join(r.dir, "heap-"+name+".pb.gz"))
+	g, err := scrapeAfterGC(ctx, addr, filepath.Join(w.in.Dir, "heap-"+name+".pb.gz"))
 	if err != nil {
-		r.logf("%s: %v", r.scenario, err)
+		w.in.Logf("%s: %v", w.name, err)
 		return p
 	}
 	p.HeapInuseBytes, p.HeapAllocBytes, p.Goroutines = int64(g[heapInuse]), int64(g[heapAlloc]), int(g[goroutines])

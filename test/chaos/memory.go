@@ -58,18 +58,19 @@ const (
 func rewriterNamespace(i int) string { return fmt.Sprintf("%s%d", rewriterPrefix, i) }
 func largeNamespace(i int) string    { return fmt.Sprintf("%s%02d", largePrefix, i) }
 
-// createMemoryFleet adds the memory scenario's releases to the fleet: the
+// createFleet adds the memory scenario's releases to the fleet: the
 // rewriters, whose HelmReleases reach the same API server through a
 // kubeconfig Secret of their namespace (spec.kubeConfig.secretRef), and the
 // large releases, whose stored revision 2 carries values and a hook of
 // several hundred KiB. Both are ordinary drifted releases of the fleet's
 // cases, which must converge; the run's N counts them too.
-func (r *run) createMemoryFleet(ctx context.Context) error {
-	base, err := os.ReadFile(r.kubeconfig)
+func (m *memoryRun) createFleet(ctx context.Context) error {
+	w := m.w
+	base, err := os.ReadFile(w.kubeconfig)
 	if err != nil {
 		return fmt.Errorf("failed to read the controller's kubeconfig: %w", err)
 	}
-	cs, err := kubernetes.NewForConfig(r.env.Config)
+	cs, err := kubernetes.NewForConfig(w.env.Config)
 	if err != nil {
 		return fmt.Errorf("failed to create a clientset: %w", err)
 	}
@@ -83,30 +84,30 @@ func (r *run) createMemoryFleet(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		r.fleet.Cases[ns] = c
-		r.fleet.Objects = append(r.fleet.Objects, objs...)
+		w.fleet.Cases[ns] = c
+		w.fleet.Objects = append(w.fleet.Objects, objs...)
 		g.Go(func() error {
-			if err := scale.CreateRelease(gctx, r.env, ns, live, desired, method, r.cfg.Resync); err != nil {
+			if err := scale.CreateRelease(gctx, w.env, ns, live, desired, method, resync); err != nil {
 				return err
 			}
 			return then(gctx, ns, desired, method)
 		})
 		return nil
 	}
-	for i := range r.cfg.Rewriters {
+	for i := range rewriters {
 		kc, err := renameKubeconfig(base, rewriterNamespace(i)+"-0")
 		if err != nil {
 			return err
 		}
 		if err := add(rewriterNamespace(i), CaseOf(i), func(ctx context.Context, ns, _, _ string) error {
-			return r.deployThroughKubeconfig(ctx, ns, kc)
+			return deployThroughKubeconfig(ctx, w, ns, kc)
 		}); err != nil {
 			return err
 		}
 	}
-	for i := range r.cfg.Large {
+	for i := range m.fig.Large {
 		if err := add(largeNamespace(i), CaseOf(i), func(ctx context.Context, ns, desired, method string) error {
-			n, err := upgradeLarge(ctx, r.env.Client, cs.CoreV1().Secrets(ns), ns, desired, method, 2, uint64(r.cfg.Seed)+uint64(i))
+			n, err := upgradeLarge(ctx, w.env.Client, cs.CoreV1().Secrets(ns), ns, desired, method, 2, uint64(m.in.Seed)+uint64(i))
 			mu.Lock()
 			sizes = append(sizes, n)
 			mu.Unlock()
@@ -116,10 +117,9 @@ func (r *run) createMemoryFleet(ctx context.Context) error {
 		}
 	}
 	err = g.Wait()
-	r.added = r.cfg.Rewriters + r.cfg.Large
-	r.res.Memory = &MemoryFigures{Rewriters: r.cfg.Rewriters, Large: r.cfg.Large}
+	w.added = rewriters + m.fig.Large
 	for _, n := range sizes {
-		r.res.Memory.LargeStoredBytes = max(r.res.Memory.LargeStoredBytes, n)
+		m.fig.LargeStoredBytes = max(m.fig.LargeStoredBytes, n)
 	}
 	return err
 }
@@ -127,18 +127,18 @@ func (r *run) createMemoryFleet(ctx context.Context) error {
 // deployThroughKubeconfig stores kc in the kubeconfig Secret of ns and
 // points the HelmRelease of ns at it. The controller is not running yet, so
 // its first pass already goes through the Secret.
-func (r *run) deployThroughKubeconfig(ctx context.Context, ns string, kc []byte) error {
+func deployThroughKubeconfig(ctx context.Context, w *world, ns string, kc []byte) error {
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: kubeConfigName}, Data: map[string][]byte{kubeConfigKey: kc}}
-	if err := r.env.Client.Create(ctx, s); err != nil {
+	if err := w.env.Client.Create(ctx, s); err != nil {
 		return fmt.Errorf("failed to create the kubeconfig Secret of %s: %w", ns, err)
 	}
 	hr := &helmv2.HelmRelease{}
-	if err := r.env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cluster"}, hr); err != nil {
+	if err := w.env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cluster"}, hr); err != nil {
 		return fmt.Errorf("failed to read HelmRelease %s/cluster: %w", ns, err)
 	}
 	base := hr.DeepCopy()
 	hr.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: kubeConfigName, Key: kubeConfigKey}}
-	if err := r.env.Client.Patch(ctx, hr, client.MergeFrom(base)); err != nil {
+	if err := w.env.Client.Patch(ctx, hr, client.MergeFrom(base)); err != nil {
 		return fmt.Errorf("failed to set spec.kubeConfig of HelmRelease %s/cluster: %w", ns, err)
 	}
 	return nil

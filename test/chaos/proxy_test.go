@@ -28,7 +28,7 @@ func TestFaultPlan(t *testing.T) {
 		lo, hi float64
 	}{
 		{name: "no faults", plan: FaultPlan{Rate: 0, Seed: 1}, lo: 0, hi: 0},
-		{name: "the default CHAOS_FAULT_RATE, 5 %", plan: FaultPlan{Rate: 0.05, Seed: 1}, lo: 0.045, hi: 0.055},
+		{name: "the lossy scenario's fault rate, 5 %", plan: FaultPlan{Rate: faultRate, Seed: 1}, lo: 0.045, hi: 0.055},
 		{name: "another seed", plan: FaultPlan{Rate: 0.05, Seed: 1796138205004530831}, lo: 0.045, hi: 0.055},
 		{name: "every request", plan: FaultPlan{Rate: 1, Seed: 7}, lo: 1, hi: 1},
 	}

@@ -96,39 +96,63 @@ func raceTargetsOf(f Fleet, n int) []raceTarget {
 	return out
 }
 
-// race runs the other writer for cfg.RaceFor from its first set-back (at
-// most cfg.ConvergeTimeout without one) while the add-on corrects,
-// then checks, after convergence, that it lost no update and looped on
-// none (see checkRace).
-func (r *run) race(ctx context.Context) error {
-	targets := raceTargetsOf(r.fleet, r.cfg.N)
-	r.res.Fault = fmt.Sprintf("another writer sets %d objects back for %s", len(targets), r.cfg.RaceFor)
+// raceFor is how long the other writer of the race scenario runs from its
+// first set-back: long enough for several rounds of set-back and correction
+// on every target.
+const raceFor = 20 * time.Second
+
+// RaceSpec has another writer set objects back (raceTargetsOf) for raceFor
+// from its first set-back while the add-on corrects, then checks, after
+// convergence, that the add-on lost no update and looped on none.
+func RaceSpec(ctx context.Context, in Input) (res Result, err error) {
+	d := newDrifts()
 	raced := map[string]bool{}
+	w := newWorld(in, ScenarioRace, worldOptions{accept: func(hr *helmv2.HelmRelease, c *metav1.Condition) bool {
+		return raced[hr.Namespace] && c.Reason == api.CorrectionFailedReason && strings.Contains(c.Message, loopGuardMessage)
+	}})
+	defer func() { w.stop(err) }()
+	if err := w.setUp(ctx, nil); err != nil {
+		return w.res, err
+	}
+	targets := raceTargetsOf(w.fleet, in.N)
 	for _, t := range targets {
 		if t.gvk == m3mtGVK {
 			raced[t.key.Namespace] = true
 		}
 	}
-	r.accept = func(hr *helmv2.HelmRelease, c *metav1.Condition) bool {
-		return raced[hr.Namespace] && c.Reason == api.CorrectionFailedReason && strings.Contains(c.Message, loopGuardMessage)
+	w.res.Fault = fmt.Sprintf("another writer sets %d objects back for %s", len(targets), raceFor)
+	if err := w.step("inject the fault", func() error { return race(ctx, w, d, targets) }); err != nil {
+		return w.res, err
 	}
-	r.raced = map[string]int{}
-	r.raceTargets = targets
-	// The writer races for cfg.RaceFor from its first set-back: before
-	// the add-on's first correction there is nothing to set back.
-	deadline := time.Now().Add(r.cfg.ConvergeTimeout)
+	w.faultsStopped(ctx)
+	if err := w.converge(ctx); err != nil {
+		return w.res, err
+	}
+	return w.res, w.step("check the invariants", func() error {
+		writes, err := w.check(ctx, checks{})
+		if err != nil {
+			return err
+		}
+		return d.check(ctx, w, writes)
+	})
+}
+
+// race sets a random target back every racePause, for raceFor from the
+// first set-back (at most convergeTimeout without one): before the add-on's
+// first correction there is nothing to set back.
+func race(ctx context.Context, w *world, d *drifts, targets []raceTarget) error {
+	deadline := time.Now().Add(convergeTimeout)
 	for time.Now().Before(deadline) {
-		t := targets[r.rng.IntN(len(targets))]
-		ok, err := setBack(ctx, r.env.Client, t)
+		t := targets[w.rng.IntN(len(targets))]
+		ok, err := setBack(ctx, w.env.Client, t)
 		if err != nil {
 			return err
 		}
 		if ok {
-			if r.res.OtherWrites == 0 {
-				deadline = time.Now().Add(r.cfg.RaceFor)
+			if d.fig.OtherWrites == 0 {
+				deadline = time.Now().Add(raceFor)
 			}
-			r.raced[scopeKey(t.key.Namespace, resourceOf(t.key.Kind), t.key.Name)]++
-			r.res.OtherWrites++
+			d.record(t)
 		}
 		if err := harness.Sleep(ctx, racePause); err != nil {
 			return err
@@ -137,19 +161,28 @@ func (r *run) race(ctx context.Context) error {
 	return nil
 }
 
+// read reads t's object.
+func (t raceTarget) read(ctx context.Context, c client.Client) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(t.gvk)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: t.key.Namespace, Name: t.key.Name}, u); err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", t.key, err)
+	}
+	return u, nil
+}
+
 // setBack reads t and, if it carries the add-on's correction, sets it back
 // with an update at the resourceVersion read; a conflict (the add-on wrote
 // in between) is no write.
 func setBack(ctx context.Context, c client.Client, t raceTarget) (bool, error) {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(t.gvk)
-	if err := c.Get(ctx, client.ObjectKey{Namespace: t.key.Namespace, Name: t.key.Name}, u); err != nil {
-		return false, fmt.Errorf("failed to read %s: %w", t.key, err)
+	u, err := t.read(ctx, c)
+	if err != nil {
+		return false, err
 	}
 	if !t.setBack(u) {
 		return false, nil
 	}
-	err := c.Update(ctx, u)
+	err = c.Update(ctx, u)
 	if apierrors.IsConflict(err) {
 		return false, nil
 	}

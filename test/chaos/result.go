@@ -30,21 +30,13 @@ type Result struct {
 	Writes   int `json:"writes"`
 	// PeakRSSBytes is the largest peak RSS of the controller's processes.
 	PeakRSSBytes int64 `json:"peakRssBytes"`
-	// OtherWrites and Corrections are the race and kill scenarios': the
-	// other writer's stored writes (kill's fresh drifts before each kill),
-	// and the controller's stored writes to the same objects.
-	OtherWrites int `json:"otherWrites,omitempty"`
-	Corrections int `json:"corrections,omitempty"`
-	// Relists is the compact scenario's: the controller's informers' lists
-	// after its watches expired, from the audit log.
-	Relists int `json:"relists,omitempty"`
+	// Drifts are the figures of a scenario where another writer changes
+	// objects (race, kill, compact, soak).
+	Drifts *DriftFigures `json:"drifts,omitempty"`
 	// Takeover is the failover scenario's, as the Lease tells it.
 	Takeover *Takeover `json:"takeover,omitempty"`
-	// Identity and Hostile are the tenants scenario's: the controller's
-	// requests by the identity they used, and each hostile release's
-	// condition.
-	Identity *IdentityCounts  `json:"identity,omitempty"`
-	Hostile  []HostileOutcome `json:"hostile,omitempty"`
+	// Tenants are the tenants scenario's figures.
+	Tenants *TenantFigures `json:"tenants,omitempty"`
 	// Proxy counts the lossy scenario's requests at the proxy, and its
 	// faults; FaultFree is its run of the same fleet through the same proxy
 	// without faults.
@@ -157,11 +149,11 @@ func PrintMatrix(w io.Writer, results []Result) {
 		"other writer / corrections\ttakeover / lease\trequests / fault-free\tpeak RSS\tmemory before → after")
 	for _, r := range rows(results) {
 		race := "-"
-		switch r.Scenario {
-		case ScenarioRace, ScenarioKill, ScenarioSoak:
-			race = fmt.Sprintf("%d / %d", r.OtherWrites, r.Corrections)
-		case ScenarioCompact:
-			race = fmt.Sprintf("%d / %d (%d relists)", r.OtherWrites, r.Corrections, r.Relists)
+		if d := r.Drifts; d != nil {
+			race = fmt.Sprintf("%d / %d", d.OtherWrites, d.Corrections)
+			if r.Scenario == ScenarioCompact {
+				race += fmt.Sprintf(" (%d relists)", d.Relists)
+			}
 		}
 		conv := "-"
 		if r.ConvergeSeconds > 0 || r.Violations[InvConverged] == nil {

@@ -10,8 +10,8 @@ import (
 func TestPrintMatrix(t *testing.T) {
 	g := NewWithT(t)
 	ok := Result{Scenario: ScenarioKill, N: 3, Fault: "2 SIGKILLs", InSyncWhenFaultsStopped: 1, ConvergeSeconds: 3.25, TotalSeconds: 31,
-		Requests: 100, Writes: 9, OtherWrites: 5, Corrections: 6, PeakRSSBytes: 50 << 20, Checked: Invariants, Violations: map[string][]string{}}
-	bad := Result{Scenario: ScenarioRace, N: 3, Fault: "20s of set-backs", OtherWrites: 4, Corrections: 7, Checked: append(Invariants, InvNoLoop),
+		Requests: 100, Writes: 9, Drifts: &DriftFigures{OtherWrites: 5, Corrections: 6}, PeakRSSBytes: 50 << 20, Checked: Invariants, Violations: map[string][]string{}}
+	bad := Result{Scenario: ScenarioRace, N: 3, Fault: "20s of set-backs", Drifts: &DriftFigures{OtherWrites: 4, Corrections: 7}, Checked: append(Invariants, InvNoLoop),
 		Violations: map[string][]string{InvConverged: {"not converged"}, InvNoLoop: {"a", "b"}}}
 	failover := Result{Scenario: ScenarioFailover, N: 3, Fault: "SIGKILL", InSyncWhenFaultsStopped: 2, ConvergeSeconds: 12, TotalSeconds: 40,
 		Takeover: &Takeover{AfterKillSeconds: 13.44, LeaseSeconds: 15}, Checked: append(Invariants, InvTakeover, InvNoDoubleWrite), Violations: map[string][]string{}}

@@ -86,22 +86,58 @@ func (p *soakProcess) get() (pid, incarnation int, started time.Time) {
 	return p.pid, p.incarnation, p.started
 }
 
-// soak drifts a random workers' or control plane's Metal3MachineTemplate
-// of an in-place release every few seconds to an image server no
-// correction has met, for cfg.SoakFor, SIGKILLs and restarts the controller
-// every tenth to fifth of it (never with CHAOS_KILLS=0) and restarts kube-apiserver once halfway, while it
-// reads the controller's memory and goroutines every 10 s and times the
-// correction of each drift.
-func (r *run) soak(ctx context.Context) error { //nolint:funlen // the soak's schedule (drifts, kills, the restart, the samples) reads best as one loop
-	killMin, killMax := r.cfg.SoakFor/10, r.cfg.SoakFor/5
+// SoakInput is the soak's.
+type SoakInput struct {
+	Input
+	// For is how long the soak drifts, kills and restarts.
+	For time.Duration
+	// Kills SIGKILLs and restarts the controller every tenth to fifth of
+	// For.
+	Kills bool
+}
+
+// SoakSpec drifts a random workers' or control plane's
+// Metal3MachineTemplate of an in-place release every few seconds to an
+// image server no correction has met, for in.For, SIGKILLs and restarts
+// the controller every tenth to fifth of it (with in.Kills) and restarts
+// kube-apiserver once halfway, while it reads the controller's memory and
+// goroutines every 10 s and times the correction of each drift. Besides
+// every scenario's invariants and the other writer's, every drift must be
+// healed within soakHealTimeout.
+func SoakSpec(ctx context.Context, in SoakInput) (res Result, err error) {
+	d := newDrifts()
+	w := newWorld(in.Input, ScenarioSoak, worldOptions{controllerEnv: []string{soakProfileRate}})
+	defer func() { w.stop(err) }()
+	if err := w.setUp(ctx, nil); err != nil {
+		return w.res, err
+	}
+	if err := w.step("inject the fault", func() error { return soak(ctx, w, d, in) }); err != nil {
+		return w.res, err
+	}
+	w.faultsStopped(ctx)
+	if err := w.converge(ctx); err != nil {
+		return w.res, err
+	}
+	return w.res, w.step("check the invariants", func() error {
+		writes, err := w.check(ctx, checks{})
+		if err != nil {
+			return err
+		}
+		w.res.Checked = append(w.res.Checked, InvHealed)
+		return d.check(ctx, w, writes)
+	})
+}
+
+// soak is the soak's schedule: drifts, kills, the restart, the samples.
+func soak(ctx context.Context, r *world, d *drifts, in SoakInput) error { //nolint:funlen // the soak's schedule (drifts, kills, the restart, the samples) reads best as one loop
+	killMin, killMax := in.For/10, in.For/5
 	kills := fmt.Sprintf("a SIGKILL every %s-%s", killMin, killMax)
-	if r.cfg.Kills == 0 {
+	if !in.Kills {
 		kills = "no SIGKILL"
 	}
-	r.res.Fault = fmt.Sprintf("%s: a drift every %s-%s, %s, one kube-apiserver restart", r.cfg.SoakFor, soakDriftLeast, soakDriftMost, kills)
-	r.raced = map[string]int{}
+	r.res.Fault = fmt.Sprintf("%s: a drift every %s-%s, %s, one kube-apiserver restart", in.For, soakDriftLeast, soakDriftMost, kills)
 	var targets []raceTarget
-	for i := range r.cfg.N {
+	for i := range r.in.N {
 		if ns := scale.Namespace(i); r.fleet.Cases[ns] == CaseInPlace {
 			for _, name := range []string{"mgmt-md0", "mgmt-cp"} {
 				targets = append(targets, raceTarget{key: ObjectKey{ns, m3mtGVK.Kind, name}, gvk: m3mtGVK})
@@ -109,7 +145,7 @@ func (r *run) soak(ctx context.Context) error { //nolint:funlen // the soak's sc
 		}
 	}
 	if len(targets) == 0 {
-		return fmt.Errorf("the soak's fleet of %d has no in-place release to drift", r.cfg.N)
+		return fmt.Errorf("the soak's fleet of %d has no in-place release to drift", r.in.N)
 	}
 	fig := &SoakFigures{}
 	r.res.Soak = fig
@@ -117,10 +153,10 @@ func (r *run) soak(ctx context.Context) error { //nolint:funlen // the soak's sc
 	proc.set(r.controller.PID())
 	sampled := make(chan []SoakSample, 1)
 	sctx, stopSampling := context.WithCancel(ctx)
-	go func() { sampled <- r.sampleSoak(sctx, proc) }()
+	go func() { sampled <- sampleSoak(sctx, r, proc) }()
 
 	start := time.Now()
-	deadline, nextKill, restartAt := start.Add(r.cfg.SoakFor), start.Add(r.between(killMin, killMax)), start.Add(r.cfg.SoakFor/2)
+	deadline, nextKill, restartAt := start.Add(in.For), start.Add(r.between(killMin, killMax)), start.Add(in.For/2)
 	pending := map[ObjectKey]soakDrift{}
 	var healed []float64
 	lastPoll := time.Now()
@@ -131,16 +167,14 @@ func (r *run) soak(ctx context.Context) error { //nolint:funlen // the soak's sc
 				stopSampling()
 				return err
 			}
-			healed = append(healed, r.healed(ctx, pending)...)
+			healed = append(healed, healedOf(ctx, r, pending)...)
 			lastPoll = time.Now()
 		}
 		switch now := time.Now(); {
-		case r.cfg.Kills > 0 && now.After(nextKill):
-			r.samplePeak()
-			r.controller.Kill()
+		case in.Kills && now.After(nextKill):
 			fig.Kills++
-			r.logf("%s: killed the controller (%d)", r.scenario, fig.Kills)
-			if err := r.startController(ctx); err != nil {
+			r.in.Logf("%s: killed the controller (%d)", r.name, fig.Kills)
+			if err := r.restartController(); err != nil {
 				stopSampling()
 				return err
 			}
@@ -152,9 +186,9 @@ func (r *run) soak(ctx context.Context) error { //nolint:funlen // the soak's sc
 				return err
 			}
 			fig.Restarts++
-			r.logf("%s: restarted kube-apiserver in %s", r.scenario, time.Since(now).Round(time.Millisecond))
+			r.in.Logf("%s: restarted kube-apiserver in %s", r.name, time.Since(now).Round(time.Millisecond))
 		}
-		if err := r.soakDrift(ctx, targets, cycle, pending); err != nil {
+		if err := driftOnce(ctx, r, d, targets, cycle, pending); err != nil {
 			stopSampling()
 			return err
 		}
@@ -165,7 +199,7 @@ func (r *run) soak(ctx context.Context) error { //nolint:funlen // the soak's sc
 			stopSampling()
 			return err
 		}
-		healed = append(healed, r.healed(ctx, pending)...)
+		healed = append(healed, healedOf(ctx, r, pending)...)
 	}
 	stopSampling()
 	fig.Samples = <-sampled
@@ -183,9 +217,9 @@ func (r *run) soak(ctx context.Context) error { //nolint:funlen // the soak's sc
 	return nil
 }
 
-// soakDrift drifts one target that has no drift pending, recording it for
+// driftOnce drifts one target that has no drift pending, recording it for
 // the heal times and the lost-update check.
-func (r *run) soakDrift(ctx context.Context, targets []raceTarget, cycle int, pending map[ObjectKey]soakDrift) error {
+func driftOnce(ctx context.Context, r *world, d *drifts, targets []raceTarget, cycle int, pending map[ObjectKey]soakDrift) error {
 	t := targets[r.rng.IntN(len(targets))]
 	if _, busy := pending[t.key]; busy {
 		return nil
@@ -201,9 +235,7 @@ func (r *run) soakDrift(ctx context.Context, targets []raceTarget, cycle int, pe
 	at := time.Now()
 	url := driftedURL(t)
 	pending[t.key] = soakDrift{target: t, url: url, at: at}
-	r.res.OtherWrites++
-	r.raced[scopeKey(t.key.Namespace, resourceOf(t.key.Kind), t.key.Name)]++
-	r.raceTargets = appendTarget(r.raceTargets, t)
+	d.record(t)
 	return nil
 }
 
@@ -215,9 +247,9 @@ func driftedURL(t raceTarget) string {
 	return url
 }
 
-// healed reads each pending drift's object and returns the heal times of
+// healedOf reads each pending drift's object and returns the heal times of
 // those no longer at the drifted value, which it removes from pending.
-func (r *run) healed(ctx context.Context, pending map[ObjectKey]soakDrift) []float64 {
+func healedOf(ctx context.Context, r *world, pending map[ObjectKey]soakDrift) []float64 {
 	var out []float64
 	for k, d := range pending {
 		u := &unstructured.Unstructured{}
@@ -236,7 +268,7 @@ func (r *run) healed(ctx context.Context, pending map[ObjectKey]soakDrift) []flo
 // sampleSoak reads the controller every soakSampleEvery until ctx ends:
 // RSS from /proc, the live heap and goroutines from its metrics after a
 // collection. A reading that fails (the process just killed) is skipped.
-func (r *run) sampleSoak(ctx context.Context, proc *soakProcess) []SoakSample {
+func sampleSoak(ctx context.Context, r *world, proc *soakProcess) []SoakSample {
 	var out []SoakSample
 	first := map[int]bool{}
 	t := time.NewTicker(soakSampleEvery)
@@ -258,9 +290,9 @@ func (r *run) sampleSoak(ctx context.Context, proc *soakProcess) []SoakSample {
 		}
 		// Each process's heap profiles: the last, and the first after its
 		// warm-up, whose difference (go tool pprof -base) shows what grew.
-		profile := filepath.Join(r.dir, fmt.Sprintf("heap-soak-%d-last.pb.gz", inc))
+		profile := filepath.Join(r.in.Dir, fmt.Sprintf("heap-soak-%d-last.pb.gz", inc))
 		if since := time.Since(started); since >= soakWarmup && !first[inc] {
-			first[inc], profile = true, filepath.Join(r.dir, fmt.Sprintf("heap-soak-%d-first.pb.gz", inc))
+			first[inc], profile = true, filepath.Join(r.in.Dir, fmt.Sprintf("heap-soak-%d-first.pb.gz", inc))
 		}
 		g, err := scrapeAfterGC(ctx, addr, profile)
 		if err != nil {
@@ -268,7 +300,7 @@ func (r *run) sampleSoak(ctx context.Context, proc *soakProcess) []SoakSample {
 		}
 		profiled, err := ProfiledLiveBytes(profile)
 		if err != nil {
-			r.logf("%s: %v", r.scenario, err)
+			r.in.Logf("%s: %v", r.name, err)
 		}
 		out = append(out, SoakSample{At: time.Now(), Incarnation: inc, Since: time.Since(started), RSSBytes: m.RSS,
 			HeapBytes: int64(g[heapAlloc]), HeapInuseBytes: int64(g[heapInuse]), ProfiledBytes: profiled, Goroutines: int(g[goroutines])})

@@ -78,16 +78,16 @@ type hostileRelease struct {
 // way out of its rights it has), a configMapRef, and a kubeconfig that
 // names the controller's own credential files. The fleet's first
 // namespace is the victim of the first.
-func (r *run) hostileReleases() ([]hostileRelease, error) {
+func (t *tenants) hostileReleases() ([]hostileRelease, error) {
 	boot, mgmt := scale.FleetManifest(testenv.Bootstrap), scale.FleetManifest(testenv.Management)
 	evil := testenv.Management
 	evil.ImageURL = "http://203.0.113.66/images/evil.qcow2"
 	account := func(ns string) string { return "system:serviceaccount:" + ns + ":" + scale.TenantAccount }
-	own, err := os.ReadFile(r.kubeconfig)
+	own, err := os.ReadFile(t.w.kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the controller's kubeconfig: %w", err)
 	}
-	files, err := r.fileKubeconfig(own)
+	files, err := fileKubeconfig(own, t.w.in.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +124,50 @@ func (r *run) hostileReleases() ([]hostileRelease, error) {
 	}}, nil
 }
 
+// TenantsSpec runs the controller under the multi-tenancy lockdown (the
+// chart's role alone, --default-service-account) with hostile tenants'
+// releases among the fleet from the start. Besides every scenario's
+// invariants, each hostile release must get its clear reason (refused),
+// and every request must use the right identity (identity).
+func TenantsSpec(ctx context.Context, in Input) (res Result, err error) {
+	t := &tenants{extras: map[string]expectation{}}
+	w := newWorld(in, ScenarioTenants, worldOptions{lockdown: true, accept: func(hr *helmv2.HelmRelease, c *metav1.Condition) bool {
+		want, ok := t.extras[hr.Namespace+"/"+hr.Name]
+		return ok && want.met(c) == ""
+	}})
+	t.w = w
+	defer func() { w.stop(err) }()
+	if err := w.setUp(ctx, t.create); err != nil {
+		return w.res, err
+	}
+	hostile := 0
+	for _, e := range t.extras {
+		if e.Reason != api.NoDriftDetectedReason {
+			hostile++
+		}
+	}
+	w.res.Fault = fmt.Sprintf("lockdown (the chart's role, --default-service-account), %d hostile releases", hostile)
+	// The hostile releases are there from the start: the controller only
+	// runs while the fleet converges.
+	w.faultsStopped(ctx)
+	if err := w.converge(ctx); err != nil {
+		return w.res, err
+	}
+	return w.res, w.step("check the invariants", func() error {
+		if _, err := w.check(ctx, checks{statusOf: sortedKeys(t.extras)}); err != nil {
+			return err
+		}
+		return t.check(ctx)
+	})
+}
+
+// tenants are the tenants scenario's hostile releases (and the victim),
+// by namespace/name, with what their condition must say.
+type tenants struct {
+	w      *world
+	extras map[string]expectation
+}
+
 // releaseName is the fleet's HelmRelease and Helm release name.
 const releaseName = "cluster"
 
@@ -139,13 +183,13 @@ func placeIn(manifest, ns string) string {
 // fileKubeconfig writes the controller's client certificate and key to
 // files in the run's directory, as a pod's mounted credentials are, and
 // returns a kubeconfig of the same server that names those files.
-func (r *run) fileKubeconfig(own []byte) ([]byte, error) {
+func fileKubeconfig(own []byte, dir string) ([]byte, error) {
 	cfg, err := clientcmd.Load(own)
 	if err != nil {
 		return nil, fmt.Errorf("failed to parse the controller's kubeconfig: %w", err)
 	}
 	for name, u := range cfg.AuthInfos {
-		cert, key := filepath.Join(r.dir, "controller.crt"), filepath.Join(r.dir, "controller.key")
+		cert, key := filepath.Join(dir, "controller.crt"), filepath.Join(dir, "controller.key")
 		if err := os.WriteFile(cert, u.ClientCertificateData, 0o600); err != nil {
 			return nil, err
 		}
@@ -158,39 +202,34 @@ func (r *run) fileKubeconfig(own []byte) ([]byte, error) {
 	return clientcmd.Write(*cfg)
 }
 
-// createTenants gives every release of the fleet the tenant account the
-// lockdown impersonates, and adds the hostile releases.
-func (r *run) createTenants(ctx context.Context) error {
-	c := r.env.Client
-	for i := range r.cfg.N {
+// create gives every release of the fleet the tenant account the lockdown
+// impersonates, and adds the hostile releases.
+func (t *tenants) create(ctx context.Context) error {
+	c := t.w.env.Client
+	for i := range t.w.in.N {
 		if err := testenv.GrantTenant(ctx, c, scale.Namespace(i), scale.TenantAccount, testenv.TenantRules()); err != nil {
 			return err
 		}
 	}
-	hostile, err := r.hostileReleases()
+	hostile, err := t.hostileReleases()
 	if err != nil {
 		return err
 	}
-	r.extras = map[string]expectation{}
 	for _, h := range hostile {
-		if err := r.createHostile(ctx, h); err != nil {
+		if err := t.createHostile(ctx, h); err != nil {
 			return err
 		}
-		r.extras[h.ns+"/"+releaseName] = h.want
+		t.extras[h.ns+"/"+releaseName] = h.want
 	}
-	r.added = len(r.extras)
-	r.accept = func(hr *helmv2.HelmRelease, c *metav1.Condition) bool {
-		want, ok := r.extras[hr.Namespace+"/"+hr.Name]
-		return ok && want.met(c) == ""
-	}
+	t.w.added = len(t.extras)
 	return nil
 }
 
 // createHostile creates a hostile release: its namespace and account, its
 // live objects and Secrets, the victim release of the other-release case,
 // its HelmRelease and its stored release.
-func (r *run) createHostile(ctx context.Context, h hostileRelease) error {
-	c := r.env.Client
+func (t *tenants) createHostile(ctx context.Context, h hostileRelease) error {
+	c := t.w.env.Client
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.ns}}); err != nil {
 		return fmt.Errorf("failed to create namespace %s: %w", h.ns, err)
 	}
@@ -210,31 +249,31 @@ func (r *run) createHostile(ctx context.Context, h hostileRelease) error {
 	}
 	if h.liveOwner == victimRelease {
 		// The victim: the release that owns the objects, in sync.
-		if err := r.storeRelease(ctx, h.ns, victimRelease, h.live, nil); err != nil {
+		if err := t.storeRelease(ctx, h.ns, victimRelease, h.live, nil); err != nil {
 			return err
 		}
-		r.extras[h.ns+"/"+victimRelease] = expectation{Attack: "(the victim)", Reason: api.NoDriftDetectedReason}
+		t.extras[h.ns+"/"+victimRelease] = expectation{Attack: "(the victim)", Reason: api.NoDriftDetectedReason}
 	}
-	return r.storeRelease(ctx, h.ns, releaseName, h.manifest, h.mutate)
+	return t.storeRelease(ctx, h.ns, releaseName, h.manifest, h.mutate)
 }
 
 // storeRelease creates an opted-in HelmRelease name in ns (edited by
 // mutate) and the revision 1 Helm stored for it, with manifest, applied
 // client-side.
-func (r *run) storeRelease(ctx context.Context, ns, name, manifest string, mutate func(*helmv2.HelmRelease)) error {
+func (t *tenants) storeRelease(ctx context.Context, ns, name, manifest string, mutate func(*helmv2.HelmRelease)) error {
 	hr := testenv.NewHelmRelease(ns, name, map[string]string{api.ModeAnnotation: api.ModeEnabled})
-	hr.Spec.Interval = metav1.Duration{Duration: r.cfg.Resync}
+	hr.Spec.Interval = metav1.Duration{Duration: resync}
 	if mutate != nil {
 		mutate(hr)
 	}
-	if err := r.env.Client.Create(ctx, hr); err != nil {
+	if err := t.w.env.Client.Create(ctx, hr); err != nil {
 		return fmt.Errorf("failed to create HelmRelease %s/%s: %w", ns, name, err)
 	}
 	rel := testenv.Release{Name: name, Namespace: ns, Version: 1, Status: "deployed", ApplyMethod: "csa", Manifest: manifest}
-	if err := testenv.StoreRelease(ctx, r.env, rel); err != nil {
+	if err := testenv.StoreRelease(ctx, t.w.env, rel); err != nil {
 		return fmt.Errorf("failed to store the release of %s/%s: %w", ns, name, err)
 	}
-	if err := testenv.SetHistory(ctx, r.env.Client, hr, rel); err != nil {
+	if err := testenv.SetHistory(ctx, t.w.env.Client, hr, rel); err != nil {
 		return fmt.Errorf("failed to record the release history of %s/%s: %w", ns, name, err)
 	}
 	return nil
@@ -258,17 +297,11 @@ func (e expectation) met(c *metav1.Condition) string {
 	return ""
 }
 
-// tenants is the scenario's fault: the hostile releases are there from
-// the start, so the controller only runs while the fleet converges.
-func (r *run) tenants(context.Context) error {
-	hostile := 0
-	for _, e := range r.extras {
-		if e.Reason != api.NoDriftDetectedReason {
-			hostile++
-		}
-	}
-	r.res.Fault = fmt.Sprintf("lockdown (the chart's role, --default-service-account), %d hostile releases", hostile)
-	return nil
+// TenantFigures are the tenants scenario's: the controller's requests by
+// the identity they used, and each hostile release's condition.
+type TenantFigures struct {
+	Identity IdentityCounts   `json:"identity"`
+	Hostile  []HostileOutcome `json:"hostile"`
 }
 
 // HostileOutcome is one hostile release's condition at the end of the
@@ -285,12 +318,13 @@ type HostileOutcome struct {
 // tenants scenario got, and whose identity the controller's requests used.
 func printTenants(w io.Writer, results []Result) {
 	for _, r := range results {
-		if r.Identity == nil {
+		t := r.Tenants
+		if t == nil {
 			continue
 		}
 		fmt.Fprintf(w, "\n%s: as itself %d requests for its own resources and %d lists and watches of target kinds (notification); as tenants %d requests, %d refused, %d reviews (%d allowing a list)\n",
-			r.Scenario, r.Identity.Own, r.Identity.Watches, r.Identity.Impersonated, r.Identity.Refused, r.Identity.Reviews, r.Identity.Allowed)
-		for _, h := range r.Hostile {
+			r.Scenario, t.Identity.Own, t.Identity.Watches, t.Identity.Impersonated, t.Identity.Refused, t.Identity.Reviews, t.Identity.Allowed)
+		for _, h := range t.Hostile {
 			held := "held"
 			if !h.Held {
 				held = "NOT HELD"
@@ -302,13 +336,16 @@ func printTenants(w io.Writer, results []Result) {
 
 // checkTenants checks the hostile releases' conditions, and from the audit
 // log whose identity every request used.
-func (r *run) checkTenants(ctx context.Context) error {
-	r.res.Checked = append(r.res.Checked, InvRefused, InvIdentity)
-	for _, key := range sortedKeys(r.extras) {
-		want := r.extras[key]
+func (t *tenants) check(ctx context.Context) error {
+	w := t.w
+	w.res.Checked = append(w.res.Checked, InvRefused, InvIdentity)
+	fig := &TenantFigures{}
+	w.res.Tenants = fig
+	for _, key := range sortedKeys(t.extras) {
+		want := t.extras[key]
 		ns, name, _ := strings.Cut(key, "/")
 		hr := &helmv2.HelmRelease{}
-		if err := r.env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, hr); err != nil {
+		if err := w.env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, hr); err != nil {
 			return fmt.Errorf("failed to read HelmRelease %s: %w", key, err)
 		}
 		c := apimeta.FindStatusCondition(hr.Status.Conditions, api.TemplatesInSyncCondition)
@@ -317,25 +354,25 @@ func (r *run) checkTenants(ctx context.Context) error {
 			out.Reason = c.Reason
 		}
 		if why := want.met(c); why != "" {
-			r.res.violate(InvRefused, fmt.Sprintf("%s (%s): %s", key, want.Attack, why))
+			w.res.violate(InvRefused, fmt.Sprintf("%s (%s): %s", key, want.Attack, why))
 		} else {
 			out.Held = true
 		}
-		r.res.Hostile = append(r.res.Hostile, out)
+		fig.Hostile = append(fig.Hostile, out)
 	}
-	reqs, err := ReadRequests(r.auditLog, ControllerUser)
+	reqs, err := ReadRequests(w.auditLog, ControllerUser)
 	if err != nil {
 		return err
 	}
 	hostile := map[string]bool{}
-	for key := range r.extras {
+	for key := range t.extras {
 		ns, _, _ := strings.Cut(key, "/")
 		hostile[ns] = true
 	}
 	id := CheckIdentity(reqs, hostile)
-	r.res.Identity = &id.Counts
+	fig.Identity = id.Counts
 	for _, v := range id.Violations {
-		r.res.violate(v.Invariant, v.What)
+		w.res.violate(v.Invariant, v.What)
 	}
 	return nil
 }

@@ -64,7 +64,7 @@ func TestFileKubeconfig(t *testing.T) {
 	own.CurrentContext = "x"
 	b, err := clientcmd.Write(*own)
 	g.Expect(err).NotTo(HaveOccurred())
-	out, err := (&run{dir: dir}).fileKubeconfig(b)
+	out, err := fileKubeconfig(b, dir)
 	g.Expect(err).NotTo(HaveOccurred())
 	cfg, err := clientcmd.Load(out)
 	g.Expect(err).NotTo(HaveOccurred())

@@ -45,8 +45,8 @@ func run(ctx context.Context) error {
 	}
 	stamp := started.UTC().Format("20060102T150405Z")
 	artifacts := filepath.Join(root, "_artifacts", "chaos", stamp)
-	logf("CHAOS_N=%d CHAOS_KILLS=%d CHAOS_RESTARTS=%d CHAOS_LEASE=%s CHAOS_FAULT_RATE=%g CHAOS_SEED=%d CHAOS_MANAGERS=%q, artifacts in %s",
-		cfg.N, cfg.Kills, cfg.Restarts, cfg.Lease, cfg.FaultRate, cfg.Seed, strings.Join(cfg.Managers, " "), artifacts)
+	logf("CHAOS_N=%d CHAOS_KILLS=%d CHAOS_RESTARTS=%d CHAOS_REWRITES=%d CHAOS_SEED=%d CHAOS_MANAGERS=%q, artifacts in %s",
+		cfg.N, cfg.Kills, cfg.Restarts, cfg.Rewrites, cfg.Seed, strings.Join(cfg.Managers, " "), artifacts)
 	var results []chaos.Result
 	var failure error
 	for _, s := range cfg.Scenarios {
