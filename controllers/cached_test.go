@@ -71,6 +71,7 @@ func (w *world) cachedReader() *target.CachedReader {
 	templates, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
 	w.g.Expect(err).NotTo(HaveOccurred())
 	c := w.informerCache(templates)
+	w.informers = c
 	ctx, cancel := context.WithCancel(context.Background())
 	w.t.Cleanup(cancel)
 	go func() { _ = c.Start(ctx) }()
@@ -141,7 +142,7 @@ func (w *world) settle() int {
 // from live reads before it is made. In the steady state a pass reads
 // nothing from the API server.
 func TestCachedReads(t *testing.T) {
-	w := newWorld(t, scenario{annotations: enabled, live: lockedLive, release: lockedRelease, applyMethod: "csa"}, cachedReads())
+	w := newWorld(t, scenario{annotations: enabled, live: lockedLive, release: lockedRelease, applyMethod: "csa", reads: throughInformers})
 	g := w.g
 	// A pass that loses a race to its own stale cache ends, lifting its move
 	// block, and runs again: each run sets and lifts the block (2 writes to

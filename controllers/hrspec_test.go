@@ -16,7 +16,7 @@ import (
 // shortens above 53 characters; the add-on reads the release under the same
 // shortened name.
 func TestLongReleaseNameIsShortenedAsHelmControllerDoes(t *testing.T) {
-	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa"}, inOwnNamespace())
+	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa", hrMutate: inOwnNamespace})
 	w.g.Expect(len(w.ns + "-cluster")).To(BeNumerically(">", 53))
 	w.g.Expect(len(w.rel.Name)).To(Equal(53))
 	w.g.Expect(w.reconcile()).To(Equal(2))

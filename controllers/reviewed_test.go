@@ -20,8 +20,8 @@ import (
 // the informers, which its access reviews (made once, at the first pass)
 // allow it to list.
 func TestTenantReadsFromInformers(t *testing.T) {
-	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa"},
-		reviewedReads("tenant"))
+	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa",
+		reads: asReviewed, account: "tenant"})
 	g := w.g
 	g.Expect(env.Client.Create(w.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "tenant", Namespace: w.ns}})).To(Succeed())
 	w.grant("tenant", testenv.TenantRules()...)

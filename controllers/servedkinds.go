@@ -54,7 +54,7 @@ type servedKinds struct {
 	// (ResolveWatchKinds).
 	resolve func(context.Context) (WatchKinds, error)
 	// forget, when set, drops what was learnt from the server's answers
-	// under the old schemas (the engine's Confirmations).
+	// under the old schemas (the targets' DryRunMemo).
 	forget func()
 
 	mu    sync.Mutex

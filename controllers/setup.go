@@ -97,7 +97,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	releases := release.NewReaderWithMemo(cfg.MaxManifestBytes, memoBytes)
 	targets := &target.Targets{Local: target.LogWarningsOnce(rest.CopyConfig(mgr.GetConfig())), Reader: mgr.GetAPIReader(),
 		Scheme: mgr.GetScheme(), Mapper: served, DefaultServiceAccount: cfg.DefaultServiceAccount, KubeConfigOpts: cfg.KubeConfigOpts,
-		ReviewTTL: cfg.AccessReviewTTL,
+		ReviewTTL: cfg.AccessReviewTTL, DryRunMemo: &target.DryRunMemo{},
 		// A client that goes takes the releases read through it along.
 		Evicted: releases.Forget}
 	if cached != nil {
@@ -131,7 +131,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 		Client: mgr.GetClient(),
 		Engine: &pipeline.Engine{Kinds: cfg.Kinds, Releases: releases,
 			MaxManifestBytes: cfg.MaxManifestBytes, DeleteWait: cfg.DeleteWait,
-			Targets: targets, Confirmations: &pipeline.Confirmations{}},
+			Targets: targets},
 		Reporter:       &report.Writer{Client: mgr.GetClient(), Events: cfg.Events, Metrics: metrics},
 		ResyncInterval: cfg.ResyncInterval,
 	}
@@ -150,7 +150,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 	targets.Notice = noticeKinds(log, w, cached)
 	if kinds.CustomResourceDefinitions {
 		sk := &servedKinds{log: log, groups: servedGroups(cfg.Kinds), mapper: served, cache: readCache, reader: cached, watches: w,
-			forget: r.Engine.Confirmations.Reset,
+			forget: targets.DryRunMemo.Reset,
 			resolve: func(ctx context.Context) (WatchKinds, error) {
 				return ResolveWatchKinds(ctx, mgr.GetConfig(), cfg.Kinds)
 			}}

@@ -27,7 +27,7 @@ import (
 // the templates are corrected.
 func TestImpersonation(t *testing.T) {
 	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa",
-		hrMutate: func(hr *helmv2.HelmRelease) { hr.Spec.ServiceAccountName = "tdc-limited" }}, asProduction(""))
+		hrMutate: func(hr *helmv2.HelmRelease) { hr.Spec.ServiceAccountName = "tdc-limited" }, reads: asProduction})
 	g := w.g
 	g.Expect(env.Client.Create(w.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "tdc-limited", Namespace: w.ns}})).To(Succeed())
 	before := w.versions()
@@ -59,7 +59,7 @@ func TestRemoteTarget(t *testing.T) {
 	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa",
 		hrMutate: func(hr *helmv2.HelmRelease) {
 			hr.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "remote-kubeconfig"}}
-		}}, asProduction(""), onCluster(remote))
+		}, reads: asProduction, cluster: remote})
 	g := w.g
 	w.reconcile()
 	g.Expect(w.condition().Message).To(ContainSubstring("remote-kubeconfig"), "a missing kubeconfig Secret is reported")
@@ -87,7 +87,7 @@ func TestKubeConfigWithoutSecretRefRefused(t *testing.T) {
 	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa",
 		hrMutate: func(hr *helmv2.HelmRelease) {
 			hr.Spec.KubeConfig = &meta.KubeConfigReference{ConfigMapRef: &meta.LocalObjectReference{Name: "workload-identity"}}
-		}}, asProduction(""))
+		}, reads: asProduction})
 	g := w.g
 	before := w.versions()
 	delete(before, "HelmRelease/cluster")
@@ -110,7 +110,7 @@ func TestLockdownReadsKubeConfigAsServiceAccount(t *testing.T) {
 	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa",
 		hrMutate: func(hr *helmv2.HelmRelease) {
 			hr.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "tenant-kubeconfig"}}
-		}}, asProduction("tdc-tenant"))
+		}, reads: asProduction, account: "tdc-tenant"})
 	g := w.g
 	kc, err := os.ReadFile(env.KubeConfigPath)
 	g.Expect(err).NotTo(HaveOccurred())

@@ -23,14 +23,14 @@ import (
 // only as the tenant.
 func TestTenantTemplateInAnotherNamespace(t *testing.T) {
 	// Served from the informers where the tenant's access reviews allow
-	// (reviewedReads) or read live as the tenant: the same refusal.
-	for name, how := range map[string]option{"live": asProduction("tenant"), "reviewed": reviewedReads("tenant")} {
+	// (asReviewed) or read live as the tenant: the same refusal.
+	for name, how := range map[string]reads{"live": asProduction, "reviewed": asReviewed} {
 		t.Run(name, func(t *testing.T) { tenantTemplateInAnotherNamespace(t, how) })
 	}
 }
 
-func tenantTemplateInAnotherNamespace(t *testing.T, how option) {
-	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa"}, how)
+func tenantTemplateInAnotherNamespace(t *testing.T, how reads) {
+	w := newWorld(t, scenario{annotations: enabled, live: bootstrap, release: mgmt, applyMethod: "csa", reads: how, account: "tenant"})
 	g := w.g
 	other := w.ns + "-victim"
 	g.Expect(env.Client.Create(w.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}})).To(Succeed())

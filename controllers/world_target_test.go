@@ -127,23 +127,26 @@ func (s staticTarget) For(context.Context, *helmv2.HelmRelease) (*target.Target,
 }
 
 // reconciler builds the controller. Its target is the world's cluster
-// through the counting client, read through informers when the world is
-// cached, or resolved as production resolves it.
-func (w *world) reconciler(how reach) *controllers.HelmReleaseReconciler {
+// through the counting client, read through informers, or resolved as
+// production resolves it, as sc.reads says.
+func (w *world) reconciler(sc scenario) *controllers.HelmReleaseReconciler {
 	cs, err := kubernetes.NewForConfig(w.tgt.Config)
 	w.g.Expect(err).NotTo(HaveOccurred())
 	kinds, err := manifest.ParseKinds(manifest.DefaultTemplateKinds)
 	w.g.Expect(err).NotTo(HaveOccurred())
 	w.recorder = events.NewFakeRecorder(100)
-	static := &target.Target{Client: w.wrap(w.tgt.Client), Secrets: cs.CoreV1(), Key: "test"}
-	if how.cached {
-		static.Reader = w.cachedReader()
-	}
+	w.answers = &target.DryRunMemo{}
+	counted := w.wrap(w.tgt.Client)
+	static := &target.Target{Client: w.answers.Writes(counted, "test"), DryRuns: w.answers.DryRuns(counted, "test"), Secrets: cs.CoreV1(), Key: "test"}
 	var targets pipeline.TargetResolver = staticTarget{t: static}
-	if how.production {
+	switch sc.reads {
+	case throughTestClient:
+	case throughInformers:
+		static.Reader = w.cachedReader()
+	case asProduction, asReviewed:
 		tg := &target.Targets{Local: env.Config, Reader: env.Client, Scheme: testenv.Scheme(),
-			DefaultServiceAccount: how.defaultServiceAccount}
-		if how.reviewed {
+			DefaultServiceAccount: sc.account, DryRunMemo: w.answers}
+		if sc.reads == asReviewed {
 			// As under the chart's lockdown: the controller may not
 			// read Secrets, so its informers hold none.
 			cached := w.cachedReader()
@@ -155,7 +158,7 @@ func (w *world) reconciler(how reach) *controllers.HelmReleaseReconciler {
 	return &controllers.HelmReleaseReconciler{
 		Client: env.Client,
 		Engine: &pipeline.Engine{Kinds: kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes), MaxManifestBytes: manifest.DefaultMaxManifestBytes,
-			DeleteWait: 5 * time.Second, Targets: targets, Confirmations: &pipeline.Confirmations{}},
+			DeleteWait: 5 * time.Second, Targets: targets},
 		Reporter:       &report.Writer{Client: env.Client, Events: w.recorder},
 		ResyncInterval: 10 * time.Minute,
 	}

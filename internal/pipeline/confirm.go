@@ -5,12 +5,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
-	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
 
@@ -32,76 +30,46 @@ import (
 //
 // It sets in.Changes, and in.DryRun and in.DryRunMessage when the in-place
 // dry-run ran, and returns the server's view (nil when there is none), with
-// which the replacement's changes are confirmed as well. The engine's
-// Confirmations, when set, answer a request asked before (see
-// Confirmations), so a drift the server keeps confirming costs no request.
+// which the replacement's changes are confirmed as well. It asks through
+// Target.Ask, which may answer a request asked before without a request.
+// An error is a failure to answer, worth retrying the pass.
 func (p *pass) confirm(ctx context.Context, in *plan.TemplateInput) (*unstructured.Unstructured, error) {
-	memo, hr, id := p.engine.Confirmations, client.ObjectKeyFromObject(p.hr), manifest.IDOf(in.Live)
-	request, memoable := "", memo != nil
-	if memoable {
-		request, memoable = confirmationRequest(p.target.Key, in)
-	}
-	if memoable {
-		if answer, ok := memo.get(hr, id, request); ok {
-			return p.confirmWith(ctx, in, answer), nil
-		}
-	}
-	answer, err := p.askServer(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	if memoable && answer.dryRun.Lasting() {
-		memo.put(hr, id, request, answer)
-	}
-	return p.confirmWith(ctx, in, answer), nil
-}
-
-// askServer asks the server what it would store: the in-place dry-run
-// when the strategy needs one, and the dry-run create when that gave no
-// object. An error is a failure to answer, worth retrying the pass.
-func (p *pass) askServer(ctx context.Context, in *plan.TemplateInput) (confirmation, error) {
-	c := p.target.Client
-	var answer confirmation
+	c := p.target.Ask()
+	var view *unstructured.Unstructured
 	if plan.NeedsDryRun(in.Requested) {
-		view, err := apply.DryRunInPlace(ctx, c, in.Live, in.Changes)
+		v, err := apply.DryRunInPlace(ctx, c, in.Live, in.Changes)
 		dryRun, retry := plan.InPlaceDryRun(err)
 		if retry {
-			return confirmation{}, err
+			return nil, err
 		}
-		answer.dryRun, answer.view = dryRun, view
+		in.DryRun, view = dryRun, v
 		if err != nil {
-			answer.dryRunMessage = err.Error()
+			in.DryRunMessage = err.Error()
 		}
 	}
-	if answer.view != nil {
-		return answer, nil
+	if view == nil {
+		v, err := apply.ServerView(ctx, c, in.Desired)
+		why, retry := plan.UnconfirmedDrift(err)
+		if err != nil && retry {
+			return nil, err
+		}
+		view, in.Unconfirmed = v, why
 	}
-	view, err := apply.ServerView(ctx, c, in.Desired)
-	if err == nil {
-		answer.view = view
-		return answer, nil
-	}
-	why, retry := plan.UnconfirmedDrift(err)
-	if retry {
-		return confirmation{}, err
-	}
-	answer.unconfirmed = why
-	return answer, nil
+	return p.confirmWith(ctx, in, view), nil
 }
 
 // confirmWith sets on in what the server answered, keeps only the changes
 // it confirms, and returns its view.
-func (p *pass) confirmWith(ctx context.Context, in *plan.TemplateInput, answer confirmation) *unstructured.Unstructured {
+func (p *pass) confirmWith(ctx context.Context, in *plan.TemplateInput, view *unstructured.Unstructured) *unstructured.Unstructured {
 	logger := log.FromContext(ctx).V(1).WithValues("template", klog.KObj(in.Live), "kind", in.Live.GetKind())
-	in.DryRun, in.DryRunMessage, in.Unconfirmed = answer.dryRun, answer.dryRunMessage, answer.unconfirmed
-	if answer.view == nil {
+	if view == nil {
 		logger.Info("Keeping the raw diff: the server refuses a dry-run create of the manifest's object", "reason", in.Unconfirmed)
 		return nil
 	}
-	kept, serverMade := diff.Confirm(in.Changes, answer.view, in.Live)
+	kept, serverMade := diff.Confirm(in.Changes, view, in.Live)
 	if len(serverMade) > 0 {
 		logger.Info("Ignoring differences the server makes itself", "diff", diff.Summary(serverMade, 80, 10))
 	}
 	in.Changes = kept
-	return answer.view
+	return view
 }

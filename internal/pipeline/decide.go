@@ -5,7 +5,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/internal/diff"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
@@ -75,9 +74,6 @@ func (p *pass) gatherTemplate(ctx context.Context, m *unstructured.Unstructured,
 		in.Changes = changesOf(desired, live, p.previous[manifest.IDOf(m)], p.ignorer.PathsFor(m))
 	}
 	if len(in.Changes) == 0 || live.GetDeletionTimestamp() != nil {
-		if live != nil {
-			p.engine.Confirmations.drop(client.ObjectKeyFromObject(p.hr), manifest.IDOf(live))
-		}
 		return in, nil
 	}
 	view, err := p.confirm(ctx, &in)

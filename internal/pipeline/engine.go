@@ -32,7 +32,6 @@ type forgetter interface {
 // Forget lets go of what the engine keeps for a HelmRelease that is gone or
 // being deleted: its target's client, if no other HelmRelease uses it.
 func (e *Engine) Forget(hr types.NamespacedName) {
-	e.Confirmations.Forget(hr)
 	if f, ok := e.Targets.(forgetter); ok {
 		f.Forget(hr)
 	}
@@ -51,9 +50,6 @@ type Engine struct {
 	MaxManifestBytes int
 	// DeleteWait bounds how long a recreate waits for its delete.
 	DeleteWait time.Duration
-	// Confirmations, when set, remembers the server's answers to the
-	// dry-runs that confirm drift, across passes.
-	Confirmations *Confirmations
 }
 
 // Request is one pass.
@@ -80,22 +76,12 @@ type Result struct {
 	Pruned []manifest.ID
 }
 
-// Run performs one pass. Errors that are the release's or the user's fault
-// come back as a Verdict; an error return means the pass could not run and
-// should be retried with back-off.
+// Run performs one pass: gather, decide, act. Errors that are the
+// release's or the user's fault come back as a Verdict (a gate, or an
+// error that is the release's or the user's, ends the pass with one); an
+// error return means the pass could not run and should be retried with
+// back-off.
 func (e *Engine) Run(ctx context.Context, req Request) (*Result, error) {
-	res, err := e.run(ctx, req)
-	if err != nil || (res != nil && res.Err != nil) {
-		// The server answered other than remembered, or the pass could
-		// not finish: ask it again next pass.
-		e.Confirmations.Forget(types.NamespacedName{Namespace: req.HelmRelease.Namespace, Name: req.HelmRelease.Name})
-	}
-	return res, err
-}
-
-// run is Run, without the forgetting: gather, decide, act. A gate or an
-// error that is the release's or the user's ends the pass with a verdict.
-func (e *Engine) run(ctx context.Context, req Request) (*Result, error) {
 	hr := req.HelmRelease
 	start := plan.StartPass(hr.GetAnnotations(), hr.Spec.Suspend, req.ReadOnly)
 	res := newResult(start)

@@ -50,6 +50,9 @@ type Target struct {
 	// may list). Writes carry the resourceVersion they read, so a read
 	// that lags is refused as a conflict and the pass runs again.
 	Reader client.Reader
+	// DryRuns, when set, answers the pass's dry-runs that confirm drift,
+	// from a DryRunMemo where the same was asked before; Client when nil.
+	DryRuns client.Client
 	// Secrets feeds Helm's storage driver.
 	Secrets corev1client.SecretsGetter
 	// Key identifies cluster and identity, for memoization.
@@ -102,6 +105,9 @@ type Targets struct {
 	// pass reads from the local cluster, whatever the identity: the
 	// controller starts its watches from it.
 	Notice func(schema.GroupVersionKind)
+	// DryRunMemo, when set, remembers the server's answers to the pass's
+	// dry-runs (Target.DryRuns) across passes.
+	DryRunMemo *DryRunMemo
 	// MaxTargets bounds the clients kept (DefaultMaxTargets when 0).
 	MaxTargets int
 	// Evicted, when set, is told the key of each remote client dropped, so
@@ -196,7 +202,7 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 	if err != nil {
 		return nil, fmt.Errorf("failed to create clientset for target %s: %w", key, err)
 	}
-	tg := &Target{Client: c, Secrets: cs.CoreV1(), Key: key, Remote: remote}
+	tg := &Target{Client: t.DryRunMemo.Writes(c, key), DryRuns: t.DryRunMemo.DryRuns(c, key), Secrets: cs.CoreV1(), Key: key, Remote: remote}
 	if remote {
 		// http.Client's own CloseIdleConnections stops at client-go's
 		// wrapping round trippers; this unwraps them.
@@ -229,7 +235,11 @@ func (t *Targets) resolve(ctx context.Context, hr *helmv2.HelmRelease) (*Target,
 // tenants than the bound would otherwise decode every release on every
 // pass.
 func (t *Targets) evicted(key string) {
-	if t.Evicted != nil && strings.HasPrefix(key, remoteKeyPrefix) {
+	if !strings.HasPrefix(key, remoteKeyPrefix) {
+		return
+	}
+	t.DryRunMemo.ForgetTarget(key)
+	if t.Evicted != nil {
 		t.Evicted(key)
 	}
 }

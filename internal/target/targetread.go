@@ -30,6 +30,17 @@ func (t *Target) Read() client.Reader {
 	return r
 }
 
+// Ask returns the client of the pass's dry-runs that confirm drift, which
+// asks the server only what it has not answered before: DryRuns, or
+// Client. Dry-runs stored nothing, so they are reads; the pass's writes,
+// and the dry-run a recreate makes before its delete, go to Client.
+func (t *Target) Ask() client.Client {
+	if t.DryRuns != nil {
+		return t.DryRuns
+	}
+	return t.Client
+}
+
 // GetEach reads the live counterpart of each of objs, in their order; nil
 // for one that does not exist. The kinds are told to Targets.Notice before
 // the first read, with every other kind that may use a template (at the
