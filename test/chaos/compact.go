@@ -52,14 +52,7 @@ func CompactSpec(ctx context.Context, in RestartInput) (res Result, err error) {
 		return w.res, err
 	}
 	w.faultsStopped(ctx)
-	if err := w.converge(ctx); err != nil {
-		return w.res, err
-	}
-	return w.res, w.step("check the invariants", func() error {
-		writes, err := w.check(ctx, checks{})
-		if err != nil {
-			return err
-		}
+	return w.conclude(ctx, checks{}, func(writes []Write) error {
 		if err := checkRelisted(w, d, from); err != nil {
 			return err
 		}

@@ -111,13 +111,9 @@ func FailoverSpec(ctx context.Context, in Input) (res Result, err error) {
 		return w.res, err
 	}
 	w.faultsStopped(ctx)
-	if err := w.converge(ctx); err != nil {
-		return w.res, err
-	}
-	return w.res, w.step("check the invariants", func() error {
-		_, err := w.check(ctx, checks{lease: true, doubleWrite: true})
+	return w.conclude(ctx, checks{lease: true, doubleWrite: true}, func([]Write) error {
 		w.res.Checked = append(w.res.Checked, InvTakeover)
-		return err
+		return nil
 	})
 }
 

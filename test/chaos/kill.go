@@ -41,16 +41,7 @@ func KillSpec(ctx context.Context, in KillInput) (res Result, err error) {
 		return w.res, err
 	}
 	w.faultsStopped(ctx)
-	if err := w.converge(ctx); err != nil {
-		return w.res, err
-	}
-	return w.res, w.step("check the invariants", func() error {
-		writes, err := w.check(ctx, checks{})
-		if err != nil {
-			return err
-		}
-		return d.check(ctx, w, writes)
-	})
+	return w.conclude(ctx, checks{}, func(writes []Write) error { return d.check(ctx, w, writes) })
 }
 
 // kill SIGKILLs the controller kills times, each after a random run time,

@@ -52,14 +52,10 @@ func lossyRun(ctx context.Context, in Input, rate float64, faultFree *Result) (r
 	// The proxy faults until the end: convergence is timed from the
 	// controller's start, and no release is in sync when faults stop.
 	w.faultsDone = w.started
-	if err := w.converge(ctx); err != nil {
-		return w.res, err
+	if faultFree == nil {
+		return w.conclude(ctx, checks{doubleWrite: true}, nil)
 	}
-	return w.res, w.step("check the invariants", func() error {
-		_, err := w.check(ctx, checks{doubleWrite: true})
-		if err != nil || faultFree == nil {
-			return err
-		}
+	return w.conclude(ctx, checks{doubleWrite: true}, func([]Write) error {
 		w.res.Checked = append(w.res.Checked, InvNoRetryStorm)
 		for _, v := range CheckRetryStorm(w.res, *faultFree) {
 			w.res.violate(v.Invariant, v.What)

@@ -70,15 +70,7 @@ func MemorySpec(ctx context.Context, in MemoryInput) (res Result, err error) {
 		return w.res, err
 	}
 	w.faultsStopped(ctx)
-	if err := w.converge(ctx); err != nil {
-		return w.res, err
-	}
-	return w.res, w.step("check the invariants", func() error {
-		if _, err := w.check(ctx, checks{}); err != nil {
-			return err
-		}
-		return m.check(ctx)
-	})
+	return w.conclude(ctx, checks{}, func([]Write) error { return m.check(ctx) })
 }
 
 // memoryRun is the memory scenario's state besides its world.

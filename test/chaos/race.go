@@ -125,16 +125,7 @@ func RaceSpec(ctx context.Context, in Input) (res Result, err error) {
 		return w.res, err
 	}
 	w.faultsStopped(ctx)
-	if err := w.converge(ctx); err != nil {
-		return w.res, err
-	}
-	return w.res, w.step("check the invariants", func() error {
-		writes, err := w.check(ctx, checks{})
-		if err != nil {
-			return err
-		}
-		return d.check(ctx, w, writes)
-	})
+	return w.conclude(ctx, checks{}, func(writes []Write) error { return d.check(ctx, w, writes) })
 }
 
 // race sets a random target back every racePause, for raceFor from the

@@ -44,11 +44,5 @@ func RestartSpec(ctx context.Context, in RestartInput) (res Result, err error) {
 		return w.res, err
 	}
 	w.faultsStopped(ctx)
-	if err := w.converge(ctx); err != nil {
-		return w.res, err
-	}
-	return w.res, w.step("check the invariants", func() error {
-		_, err := w.check(ctx, checks{})
-		return err
-	})
+	return w.conclude(ctx, checks{}, nil)
 }

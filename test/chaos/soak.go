@@ -115,14 +115,7 @@ func SoakSpec(ctx context.Context, in SoakInput) (res Result, err error) {
 		return w.res, err
 	}
 	w.faultsStopped(ctx)
-	if err := w.converge(ctx); err != nil {
-		return w.res, err
-	}
-	return w.res, w.step("check the invariants", func() error {
-		writes, err := w.check(ctx, checks{})
-		if err != nil {
-			return err
-		}
+	return w.conclude(ctx, checks{}, func(writes []Write) error {
 		w.res.Checked = append(w.res.Checked, InvHealed)
 		return d.check(ctx, w, writes)
 	})

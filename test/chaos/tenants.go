@@ -150,15 +150,7 @@ func TenantsSpec(ctx context.Context, in Input) (res Result, err error) {
 	// The hostile releases are there from the start: the controller only
 	// runs while the fleet converges.
 	w.faultsStopped(ctx)
-	if err := w.converge(ctx); err != nil {
-		return w.res, err
-	}
-	return w.res, w.step("check the invariants", func() error {
-		if _, err := w.check(ctx, checks{statusOf: sortedKeys(t.extras)}); err != nil {
-			return err
-		}
-		return t.check(ctx)
-	})
+	return w.conclude(ctx, checks{statusOf: sortedKeys(t.extras)}, func([]Write) error { return t.check(ctx) })
 }
 
 // tenants are the tenants scenario's hostile releases (and the victim),

@@ -275,6 +275,22 @@ func (w *world) converge(ctx context.Context) error {
 	})
 }
 
+// conclude waits for convergence, then checks every scenario's invariants
+// (with c) and, given the controller's writes, the scenario's own (own;
+// nil for none), and returns the scenario's row.
+func (w *world) conclude(ctx context.Context, c checks, own func(writes []Write) error) (Result, error) {
+	if err := w.converge(ctx); err != nil {
+		return w.res, err
+	}
+	return w.res, w.step("check the invariants", func() error {
+		writes, err := w.check(ctx, c)
+		if err != nil || own == nil {
+			return err
+		}
+		return own(writes)
+	})
+}
+
 // waitInSync waits until at least n releases have converged, and returns
 // how many have.
 func (w *world) waitInSync(ctx context.Context, n int) (int, error) {
