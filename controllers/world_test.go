@@ -86,7 +86,7 @@ type world struct {
 	ns  string
 	hr  *helmv2.HelmRelease
 	rel testenv.Release
-	// tgt is the cluster that holds the release (env unless onCluster).
+	// tgt is the cluster that holds the release (env unless scenario.cluster).
 	tgt      *testenv.Env
 	r        *controllers.HelmReleaseReconciler
 	recorder *events.FakeRecorder
