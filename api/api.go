@@ -16,7 +16,29 @@ const (
 	// replacements the add-on created for the release; "enabled" (or
 	// absent) keeps it on.
 	PruneAnnotation = "templatedrift.io/prune"
+	// RolloutsAnnotation says whether a correction that rolls Machines (a
+	// repointed MachineDeployment, MachinePool or control plane) is made
+	// on its own ("allow") or waits for an approval ("deny"); absent, the
+	// controller's --rollouts flag decides.
+	RolloutsAnnotation = "templatedrift.io/rollouts"
+	// ApproveRolloutAnnotation approves the waiting rollouts whose ids it
+	// lists, separated by commas. Each id is bound to what its rollout
+	// writes: an id that no longer matches approves nothing.
+	ApproveRolloutAnnotation = "templatedrift.io/approve-rollout"
 )
+
+// Values of RolloutsAnnotation.
+const (
+	RolloutsDeny  = "deny"
+	RolloutsAllow = "allow"
+)
+
+// RolloutsMadeAnnotation on a consumer (a MachineDeployment, MachinePool or
+// control plane) lists, newest first, the ids of the rollouts the add-on
+// made on it, written in the same patch as the repoint. A made id is
+// reported as done, and a consumer set back since gets a new id: one
+// approval rolls Machines once.
+const RolloutsMadeAnnotation = "templatedrift.io/rollouts-made"
 
 // Annotations read from, or written to, templates.
 const (
@@ -126,6 +148,16 @@ const (
 	// templates are corrected as usual. The message names the objects and
 	// their owners.
 	OwnershipConflictReason = "OwnershipConflict"
+	// RolloutAwaitingApprovalReason: a correction would roll Machines and
+	// the release's rollout policy is deny; nothing is written for it until
+	// its id is approved. The other corrections are made. The message names
+	// each waiting correction, its consumers, their Machines, its id and
+	// the approve command.
+	RolloutAwaitingApprovalReason = "RolloutAwaitingApproval"
+	// RolloutBudgetExhaustedReason: a rollout may be made (allowed or
+	// approved) but as many releases as --max-concurrent-rollouts allows
+	// have a rollout of the add-on in progress; it starts when one ends.
+	RolloutBudgetExhaustedReason = "RolloutBudgetExhausted"
 )
 
 // Event reasons, on the HelmRelease.
@@ -149,6 +181,9 @@ const (
 	// TemplatePrunedEvent (Normal): unused replacements the add-on created
 	// for the release were deleted.
 	TemplatePrunedEvent = "TemplatePruned"
+	// TemplateRolloutAwaitingApprovalEvent (Warning): corrections wait for
+	// an approval of their rollout (RolloutAwaitingApprovalReason).
+	TemplateRolloutAwaitingApprovalEvent = "TemplateRolloutAwaitingApproval"
 )
 
 // Helm and Cluster API names the add-on reads.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/pipeline"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
 	"github.com/templatedrift/template-drift-controller/internal/release"
 	"github.com/templatedrift/template-drift-controller/internal/report"
 	"github.com/templatedrift/template-drift-controller/internal/target"
@@ -57,6 +58,12 @@ type Config struct {
 	Events events.AnnotatedEventRecorder
 	// Metrics is the registry the add-on's metrics go to.
 	Metrics prometheus.Registerer
+	// Rollouts is --rollouts: the rollout policy of a release that sets
+	// none ("" is deny). MaxConcurrentRollouts is
+	// --max-concurrent-rollouts: how many releases may have a rollout of
+	// the add-on in progress at once (negative: no limit).
+	Rollouts              plan.RolloutPolicy
+	MaxConcurrentRollouts int
 	// MaxConcurrentReconciles is --concurrent; RateLimiter the workqueue's.
 	MaxConcurrentReconciles int
 	RateLimiter             workqueue.TypedRateLimiter[reconcile.Request]
@@ -131,7 +138,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 		Client: mgr.GetClient(),
 		Engine: &pipeline.Engine{Kinds: cfg.Kinds, Releases: releases,
 			MaxManifestBytes: cfg.MaxManifestBytes, DeleteWait: cfg.DeleteWait,
-			Targets: targets},
+			Targets: targets, Rollouts: cfg.Rollouts, Budget: pipeline.NewRolloutBudget(cfg.MaxConcurrentRollouts)},
 		Reporter:       &report.Writer{Client: mgr.GetClient(), Events: cfg.Events, Metrics: metrics},
 		ResyncInterval: cfg.ResyncInterval,
 	}

@@ -77,6 +77,6 @@ func (w *releaseWarmup) Start(ctx context.Context) error {
 // serves only the identity that read it: an impersonated pass must find
 // nothing its account was not shown to be allowed to read.
 func warms(annotations map[string]string, remote bool, serviceAccount string) bool {
-	opts, err := plan.ParseOptions(annotations)
+	opts, err := plan.ParseOptions(annotations, plan.RolloutsDeny)
 	return err == nil && opts.Mode != plan.ModeDisabled && !remote && serviceAccount == ""
 }

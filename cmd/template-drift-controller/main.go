@@ -34,6 +34,7 @@ import (
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/controllers"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
 	"github.com/templatedrift/template-drift-controller/internal/release"
 	"github.com/templatedrift/template-drift-controller/internal/target"
 	"github.com/templatedrift/template-drift-controller/internal/version"
@@ -52,6 +53,8 @@ type flags struct {
 	maxReleaseCacheBytes                int64
 	gracefulShutdown                    time.Duration
 	version                             bool
+	rollouts                            string
+	maxConcurrentRollouts               int
 
 	client         runtimeclient.Options
 	kubeConfig     runtimeclient.KubeConfigOptions
@@ -81,6 +84,10 @@ func parseFlags(args []string) (*flags, error) {
 	fs.IntVar(&f.maxManifestBytes, "max-manifest-bytes", manifest.DefaultMaxManifestBytes, "The largest release manifest parsed.")
 	fs.Int64Var(&f.maxReleaseCacheBytes, "max-release-cache-bytes", release.DefaultMemoBytes,
 		"The bytes of decoded releases kept between passes (their manifests, compressed, mostly); 0 decodes every pass's release again.")
+	fs.StringVar(&f.rollouts, "rollouts", plan.RolloutsDeny.String(),
+		"Whether a correction that would roll Machines is made (allow) or waits for an approval on its HelmRelease (deny), for releases that do not say.")
+	fs.IntVar(&f.maxConcurrentRollouts, "max-concurrent-rollouts", -1,
+		"How many releases may have a rollout the controller made in progress at once; negative: no limit, 0: no rollout starts.")
 	fs.DurationVar(&f.gracefulShutdown, "graceful-shutdown-timeout", 60*time.Second, "How long to wait for reconciles on shutdown.")
 	fs.BoolVar(&f.version, "version", false, "Print the version, commit and commit date, then exit.")
 	f.client.BindFlags(fs)
@@ -190,6 +197,10 @@ func run(f *flags) error {
 	if err != nil {
 		return err
 	}
+	rollouts, err := plan.ParseRolloutPolicy(f.rollouts)
+	if err != nil {
+		return fmt.Errorf("--rollouts: %w", err)
+	}
 	selector, err := helper.GetWatchSelector(f.watch)
 	if err != nil {
 		return fmt.Errorf("failed to parse watch label selector: %w", err)
@@ -220,6 +231,7 @@ func run(f *flags) error {
 		DefaultServiceAccount: f.defaultServiceAccount, AccessReviewTTL: f.accessReviewTTL, KubeConfigOpts: f.kubeConfig,
 		Events: recorder, Metrics: ctrlmetrics.Registry,
 		MaxConcurrentReconciles: f.concurrent, RateLimiter: helper.GetRateLimiter(f.rateLimiter),
+		Rollouts: rollouts, MaxConcurrentRollouts: f.maxConcurrentRollouts,
 	})
 	if err != nil {
 		return err

@@ -100,7 +100,8 @@ func UserKinds() []schema.GroupKind {
 // ReadPaths returns the paths of the spec of a gk object that a pass reads,
 // when it reads nothing else of the object's content: the template
 // references of a consumer or a holder, and a Cluster's spec.paused (its
-// annotations are metadata). It is false for every other kind, templates
+// annotations are metadata); for a consumer that rolls Machines also its
+// replicas and rollout status (RolloutStatusPaths). It is false for every other kind, templates
 // included, whose objects a pass reads whole. A cache may keep only these
 // paths of such an object, with its metadata (target.SlimTransform).
 func ReadPaths(gk schema.GroupKind) ([][]string, bool) {
@@ -114,11 +115,29 @@ func ReadPaths(gk schema.GroupKind) ([][]string, bool) {
 	if !ok {
 		return nil, false
 	}
-	out := make([][]string, 0, len(fields))
+	out := make([][]string, 0, len(fields)+len(RolloutStatusPaths))
 	for _, f := range fields {
 		out = append(out, f.path)
 	}
+	if RollsMachines(gk) {
+		out = append(out, RolloutStatusPaths...)
+	}
 	return out, true
+}
+
+// RolloutStatusPaths are the fields of a MachineDeployment, MachinePool or
+// control plane that say how many Machines it has and whether a rollout is
+// in progress: replicas wanted, Cluster API's count of the Machines it has,
+// the up-to-date ones, the generation observed and the conditions (v1beta2
+// at status, v1beta1 under status.v1beta2).
+var RolloutStatusPaths = [][]string{
+	{"spec", "replicas"},
+	{"status", "replicas"},
+	{"status", "upToDateReplicas"},
+	{"status", "observedGeneration"},
+	{"status", "conditions"},
+	{"status", "v1beta2", "upToDateReplicas"},
+	{"status", "v1beta2", "conditions"},
 }
 
 // IsConsumer reports whether objects of gk may reference templates.

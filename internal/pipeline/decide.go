@@ -25,6 +25,9 @@ func (p *pass) decide(ctx context.Context) error {
 		return err
 	}
 	p.use = use
+	if p.res.Act {
+		p.engine.Budget.Observe(p.key(), plan.ReleaseRollingOut(p.liveConsumers()))
+	}
 	renames := map[manifest.ID]string{}
 	var templates []plan.TemplatePlan
 	for _, m := range p.objs.Templates {
@@ -41,16 +44,18 @@ func (p *pass) decide(ctx context.Context) error {
 		}
 		templates = append(templates, tp)
 	}
-	var consumers []*unstructured.Unstructured
-	for _, m := range p.objs.Consumers {
-		if live := p.live[manifest.IDOf(m)]; live != nil {
-			consumers = append(consumers, live)
-		}
-	}
-	d, err := plan.DecideRelease(plan.ReleaseInput{Options: p.res.Options, Act: p.res.Act, Release: p.planRelease(),
-		Templates: templates, Consumers: consumers, Replaces: use.replaces, Kinds: use.kinds, Users: use.users})
+	consumers := p.liveConsumers()
+	in := plan.ReleaseInput{Options: p.res.Options, Act: p.res.Act, Release: p.planRelease(),
+		Templates: templates, Consumers: consumers, Replaces: use.replaces, Kinds: use.kinds, Users: use.users}
+	d, err := plan.DecideRelease(in)
 	if err != nil {
 		return err
+	}
+	if p.res.Act && d.StartsRollouts() && !p.engine.Budget.Claim(p.key()) {
+		in.BudgetSpent = true
+		if d, err = plan.DecideRelease(in); err != nil {
+			return err
+		}
 	}
 	p.res.Decisions = d
 	return nil
@@ -112,4 +117,16 @@ func (p *pass) readOwners(ctx context.Context, tp plan.TemplatePlan) error {
 	}
 	p.owners[tp.ID] = owners
 	return nil
+}
+
+// liveConsumers are the live objects of the manifest's consumers, those
+// missing left out.
+func (p *pass) liveConsumers() []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, m := range p.objs.Consumers {
+		if live := p.live[manifest.IDOf(m)]; live != nil {
+			out = append(out, live)
+		}
+	}
+	return out
 }

@@ -35,6 +35,7 @@ func (e *Engine) Forget(hr types.NamespacedName) {
 	if f, ok := e.Targets.(forgetter); ok {
 		f.Forget(hr)
 	}
+	e.Budget.Forget(hr)
 }
 
 // Engine runs the pipeline for one HelmRelease. It is shared by the
@@ -50,6 +51,11 @@ type Engine struct {
 	MaxManifestBytes int
 	// DeleteWait bounds how long a recreate waits for its delete.
 	DeleteWait time.Duration
+	// Rollouts is the rollout policy of a release that sets none ("" is
+	// deny); Budget bounds the releases rolling out at once (nil: no
+	// limit).
+	Rollouts plan.RolloutPolicy
+	Budget   *RolloutBudget
 }
 
 // Request is one pass.
@@ -65,6 +71,8 @@ type Request struct {
 // Result is what a pass decided and did, for the reporters.
 type Result struct {
 	plan.Decisions
+	// HelmRelease names the HelmRelease of the pass.
+	HelmRelease types.NamespacedName
 	// Release is the stored release the pass worked from.
 	Release *release.Release
 	// Writes counts the writes made.
@@ -83,8 +91,9 @@ type Result struct {
 // back-off.
 func (e *Engine) Run(ctx context.Context, req Request) (*Result, error) {
 	hr := req.HelmRelease
-	start := plan.StartPass(hr.GetAnnotations(), hr.Spec.Suspend, req.ReadOnly)
+	start := plan.StartPass(hr.GetAnnotations(), hr.Spec.Suspend, req.ReadOnly, e.Rollouts)
 	res := newResult(start)
+	res.HelmRelease = types.NamespacedName{Namespace: hr.Namespace, Name: hr.Name}
 	if v, stop := plan.Evaluate(start.Facts, plan.ObjectGates); stop {
 		res.Verdict = &v
 		return res, nil

@@ -4,6 +4,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/templatedrift/template-drift-controller/internal/diff"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
@@ -37,6 +38,11 @@ type pass struct {
 	// takes over (target.CurrentOwners); set by decide for the templates
 	// whose writes need them.
 	owners map[manifest.ID][]metav1.OwnerReference
+}
+
+// key names the pass's HelmRelease in the rollout budget.
+func (p *pass) key() types.NamespacedName {
+	return types.NamespacedName{Namespace: p.hr.Namespace, Name: p.hr.Name}
 }
 
 func (p *pass) planRelease() plan.Release {

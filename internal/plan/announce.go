@@ -6,7 +6,7 @@ import "github.com/templatedrift/template-drift-controller/api"
 type Announcements struct {
 	// Corrections is true when the pass wrote corrections but still ends
 	// not in sync (another template blocked, a rotation held, drift left,
-	// an ownership conflict): the condition's event is about what is left,
+	// an ownership conflict, a rollout waiting): the condition's event is about what is left,
 	// so the corrections made are told by an event of their own.
 	Corrections bool
 	// Pruned is true when the clean-up deleted replacements.
@@ -26,7 +26,8 @@ func Announce(d Decisions, c Conclusion, writes int, actErr error, pruned int) A
 	}
 	wrote := writes > 0 && actErr == nil
 	switch c.Reason {
-	case api.CorrectionBlockedReason, api.DriftDetectedReason, api.OwnershipConflictReason:
+	case api.CorrectionBlockedReason, api.DriftDetectedReason, api.OwnershipConflictReason,
+		api.RolloutAwaitingApprovalReason, api.RolloutBudgetExhaustedReason:
 		a.Corrections = wrote
 	}
 	a.Pruned = pruned > 0

@@ -51,6 +51,7 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 	}
 	c := Conclusion{}
 	failed, blocked, corrected := false, false, false
+	var awaiting RolloutState
 	conflict := len(d.Conflicts) > 0
 	for _, t := range d.Templates {
 		if t.Outcome != OutcomeSkipped && t.Outcome != OutcomeConflict {
@@ -65,6 +66,11 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 			c.Drifted++
 		case OutcomeWaiting, OutcomeHeld:
 			c.Drifted++
+		case OutcomeAwaitingRollout:
+			c.Drifted++
+			if awaiting != RolloutAwaitingApproval {
+				awaiting = t.Rollout.State
+			}
 		case OutcomeDrifted, OutcomeMissing:
 			corrected = corrected || d.Act
 			if d.Corrects(t) {
@@ -105,6 +111,10 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 		c.Status, c.Reason = metav1.ConditionFalse, api.CorrectionBlockedReason
 	case conflict:
 		c.Status, c.Reason = metav1.ConditionFalse, api.OwnershipConflictReason
+	case awaiting == RolloutAwaitingApproval && d.Act:
+		c.Status, c.Reason = metav1.ConditionFalse, api.RolloutAwaitingApprovalReason
+	case awaiting == RolloutAwaitingBudget && d.Act:
+		c.Status, c.Reason = metav1.ConditionFalse, api.RolloutBudgetExhaustedReason
 	case c.Drifted > 0 || (!d.Act && d.ConsumersDiffer()):
 		c.Status, c.Reason = metav1.ConditionFalse, api.DriftDetectedReason
 	case corrected:
@@ -122,13 +132,14 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 // warns reports whether the condition's event for reason is a Warning. It
 // is Normal for a release in sync, and for the waits that are a normal
 // state of a cluster: paused (a cluster being moved, or an object paused
-// on purpose) and Helm in flight (an upgrade, install or rollback
-// running). A Cluster that is missing or being deleted is a Warning: the
+// on purpose), Helm in flight (an upgrade, install or rollback
+// running) and a rollout waiting for the fleet's budget, as it was set to. A Cluster that is missing or being deleted is a Warning: the
 // HelmRelease still renders a Cluster that is gone, which someone should
 // look at.
 func warns(reason string) bool {
 	switch reason {
-	case "", api.DriftCorrectedReason, api.NoDriftDetectedReason, api.ClusterPausedReason, api.ReleaseInProgressReason:
+	case "", api.DriftCorrectedReason, api.NoDriftDetectedReason, api.ClusterPausedReason, api.ReleaseInProgressReason,
+		api.RolloutBudgetExhaustedReason:
 		return false
 	}
 	return true

@@ -27,12 +27,14 @@ type Destination struct {
 // template that matches the manifest (or is corrected in place this pass)
 // points them back at its own name: that is the way back after a rollback,
 // for a consumer an earlier rotation left on a replacement. Any other
-// template (failed, blocked, skipped, missing, being deleted) gets no
-// target: its consumers stay where they are.
+// template (failed, blocked, skipped, missing, being deleted, waiting for
+// its rollout) gets no target: its consumers stay where they are.
 func Destinations(templates []TemplatePlan) map[manifest.ID]Destination {
 	out := map[manifest.ID]Destination{}
 	for _, t := range templates {
 		switch {
+		case t.Outcome == OutcomeAwaitingRollout:
+			// Its consumers stay where they are until it may roll.
 		case t.RenameTo() != "":
 			out[t.ID] = Destination{Name: t.RenameTo(), Marked: IsMarked(t.Live, t.RenameTo())}
 		case t.Outcome == OutcomeInSync || t.Outcome == OutcomeCorrected ||

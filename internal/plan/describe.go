@@ -19,6 +19,8 @@ func Describe(t TemplatePlan, acted bool) (line string, ok bool) {
 		return "waiting for deletion to finish", true
 	case t.Outcome == OutcomeHeld:
 		return held(t, true), true
+	case t.Outcome == OutcomeAwaitingRollout:
+		return awaiting(t), true
 	case t.ConsumersBehind() && !acted:
 		return "rotated to " + t.RenameTo() + " earlier, but consumers reference another object; would repoint them to " +
 			t.RenameTo() + ", rolls machines: " + yesNo(t.RollsMachines), true
@@ -39,6 +41,34 @@ func Describe(t TemplatePlan, acted bool) (line string, ok bool) {
 		return "would " + string(t.Strategy) + renamed(t) + ", rolls machines: " + yesNo(t.RollsMachines), true
 	}
 	return "", false
+}
+
+// awaiting says what a correction held back for its rollout would do,
+// the Machines it would replace, and what it waits for.
+func awaiting(t TemplatePlan) string {
+	r := t.Rollout
+	what := "would rotate to " + r.To
+	switch {
+	case r.Back(t.ID):
+		what = "matches the manifest again; would repoint consumers back to it"
+	case r.Was != OutcomeDrifted:
+		what = "rotated to " + r.To + " earlier, but consumers reference another object; would repoint them to " + r.To
+	}
+	wait := "waits for approval of rollout " + r.ID
+	if r.State == RolloutAwaitingBudget {
+		wait = "rollout " + r.ID + " may be made and waits for the rollout budget"
+	}
+	return wait + ": " + what + ", replacing the Machines of " + Rolled(r.Consumers)
+}
+
+// Rolled names the consumers a rollout repoints with their Machines:
+// "MachineDeployment ns/md0 (2 Machines), ...".
+func Rolled(consumers []RolledConsumer) string {
+	out := make([]string, 0, len(consumers))
+	for _, c := range consumers {
+		out = append(out, c.ID.Kind+" "+c.ID.Namespace+"/"+c.ID.Name+" ("+c.Machines.String()+")")
+	}
+	return strings.Join(out, ", ")
 }
 
 // held says that a rotation is in effect (done), or would be, for the

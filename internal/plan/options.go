@@ -3,6 +3,8 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/templatedrift/template-drift-controller/api"
 )
@@ -29,6 +31,30 @@ const (
 	StrategyRecreate Strategy = api.StrategyRecreate
 )
 
+// RolloutPolicy is the parsed value of api.RolloutsAnnotation.
+type RolloutPolicy string
+
+// Rollout policies: deny (the zero value's meaning too) holds a correction
+// that rolls Machines until it is approved; allow makes it.
+const (
+	RolloutsDeny  RolloutPolicy = api.RolloutsDeny
+	RolloutsAllow RolloutPolicy = api.RolloutsAllow
+)
+
+func (p RolloutPolicy) String() string { return string(p) }
+
+// ParseRolloutPolicy reads a rollout policy (the controller's flag, or the
+// annotation); "" is deny, so that a policy left unset fails closed.
+func ParseRolloutPolicy(v string) (RolloutPolicy, error) {
+	switch RolloutPolicy(v) {
+	case "", RolloutsDeny:
+		return RolloutsDeny, nil
+	case RolloutsAllow:
+		return RolloutsAllow, nil
+	}
+	return "", fmt.Errorf("%w: rollout policy %q: want deny or allow", ErrInvalidConfiguration, v)
+}
+
 // Options are the add-on's settings for one HelmRelease.
 type Options struct {
 	Mode     Mode
@@ -36,15 +62,23 @@ type Options struct {
 	// Prune deletes unused replacements the add-on created for the release
 	// (api.PruneAnnotation); on by default.
 	Prune bool
+	// Rollouts is the rollout policy (api.RolloutsAnnotation, else the
+	// controller's default), Approved the rollout ids approved
+	// (api.ApproveRolloutAnnotation), sorted and without duplicates.
+	Rollouts RolloutPolicy
+	Approved []string
 }
 
 // ParseOptions reads the add-on's annotations. An absent mode is disabled, an
-// absent strategy is auto; any other unknown value is an error wrapping
-// ErrInvalidConfiguration. The Options returned alongside carry the mode as
-// written, so a release whose mode is disabled is never reported as invalid
-// for its other annotations.
-func ParseOptions(annotations map[string]string) (Options, error) {
-	o := Options{Mode: ModeDisabled, Strategy: StrategyAuto, Prune: true}
+// absent strategy is auto, an absent rollout policy is the given default (deny when ""); any other
+// unknown value is an error wrapping ErrInvalidConfiguration. The Options
+// returned alongside carry the mode as written, so a release whose mode is
+// disabled is never reported as invalid for its other annotations.
+func ParseOptions(annotations map[string]string, rollouts RolloutPolicy) (Options, error) {
+	o := Options{Mode: ModeDisabled, Strategy: StrategyAuto, Prune: true, Rollouts: rollouts}
+	if o.Rollouts == "" {
+		o.Rollouts = RolloutsDeny
+	}
 	if v, ok := annotations[api.ModeAnnotation]; ok {
 		switch Mode(v) {
 		case ModeDisabled, ModeWarn, ModeEnabled:
@@ -73,5 +107,27 @@ func ParseOptions(annotations map[string]string) (Options, error) {
 				ErrInvalidConfiguration, api.PruneAnnotation, v)
 		}
 	}
+	if v, ok := annotations[api.RolloutsAnnotation]; ok {
+		p, err := ParseRolloutPolicy(v)
+		if err != nil || v == "" {
+			return o, fmt.Errorf("%w: annotation %s=%q: want deny or allow", ErrInvalidConfiguration, api.RolloutsAnnotation, v)
+		}
+		o.Rollouts = p
+	}
+	o.Approved = parseApprovals(annotations[api.ApproveRolloutAnnotation])
 	return o, nil
+}
+
+// parseApprovals splits the approved ids, separated by commas (spaces
+// around them allowed), dropping empty ones. An id that matches no rollout
+// is not an error: the pass reports it as stale or done.
+func parseApprovals(v string) []string {
+	var out []string
+	for _, id := range strings.Split(v, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -95,11 +95,32 @@ func TestParseOptions(t *testing.T) {
 		annotations: map[string]string{api.ModeAnnotation: "enabled", api.PruneAnnotation: "off"},
 		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto, Prune: true},
 		wantErr:     []string{api.PruneAnnotation, `"off"`},
+	}, {
+		name:        "rollouts allowed",
+		annotations: map[string]string{api.ModeAnnotation: "enabled", api.RolloutsAnnotation: "allow"},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto, Prune: true, Rollouts: plan.RolloutsAllow},
+	}, {
+		name:        "invalid rollout policy",
+		annotations: map[string]string{api.ModeAnnotation: "enabled", api.RolloutsAnnotation: "ask"},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto, Prune: true},
+		wantErr:     []string{api.RolloutsAnnotation, `"ask"`},
+	}, {
+		name:        "empty rollout policy is invalid, not the default",
+		annotations: map[string]string{api.ModeAnnotation: "enabled", api.RolloutsAnnotation: ""},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto, Prune: true},
+		wantErr:     []string{api.RolloutsAnnotation},
+	}, {
+		name:        "approvals split, trimmed, sorted, deduplicated",
+		annotations: map[string]string{api.ModeAnnotation: "enabled", api.ApproveRolloutAnnotation: " b2, a1,,b2 "},
+		want:        plan.Options{Mode: plan.ModeEnabled, Strategy: plan.StrategyAuto, Prune: true, Approved: []string{"a1", "b2"}},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			got, err := plan.ParseOptions(tc.annotations)
+			got, err := plan.ParseOptions(tc.annotations, plan.RolloutsDeny)
+			if tc.want.Rollouts == "" {
+				tc.want.Rollouts = plan.RolloutsDeny // the default given
+			}
 			g.Expect(got).To(Equal(tc.want))
 			if tc.wantErr == nil {
 				g.Expect(err).NotTo(HaveOccurred())
@@ -151,7 +172,7 @@ func TestParseOptionsGateConfig(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			opts, err := plan.ParseOptions(tc.annotations)
+			opts, err := plan.ParseOptions(tc.annotations, plan.RolloutsDeny)
 			g.Expect(err).To(MatchError(plan.ErrInvalidConfiguration))
 
 			_, stop := plan.GateConfig(plan.Facts{Options: opts, ConfigErr: err})

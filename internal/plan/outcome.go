@@ -53,13 +53,17 @@ const (
 	// difference came back; Message carries the reason, with the server's
 	// words.
 	OutcomeFailed Outcome = "Failed"
+	// OutcomeAwaitingRollout means the correction would roll Machines and
+	// may not yet (Rollout.State says why: no approval, or no budget):
+	// nothing is written for it, its consumers stay where they are.
+	OutcomeAwaitingRollout Outcome = "AwaitingRollout"
 )
 
 // Differs reports whether the live world still differs from the manifest
 // for this outcome, before any write of the pass.
 func (o Outcome) Differs() bool {
 	switch o {
-	case OutcomeDrifted, OutcomeMissing, OutcomeWaiting, OutcomeFailed, OutcomeBlocked, OutcomeHeld:
+	case OutcomeDrifted, OutcomeMissing, OutcomeWaiting, OutcomeFailed, OutcomeBlocked, OutcomeHeld, OutcomeAwaitingRollout:
 		return true
 	}
 	return false
@@ -122,6 +126,9 @@ type TemplatePlan struct {
 	// Restored is true when consumers of the release move back to this
 	// template from one of its replacements this pass (the way back).
 	Restored bool
+	// Rollout is set when the correction moves consumers that roll
+	// Machines this pass, or would and waits (OutcomeAwaitingRollout).
+	Rollout *MachineRollout
 	// Desired is the effective desired object; Live the live one (nil when
 	// missing).
 	Desired, Live *unstructured.Unstructured
@@ -198,6 +205,8 @@ type Decisions struct {
 	// to another Helm release (OwnedByAnother): they are not decided and
 	// never written, and count as users outside the release.
 	Conflicts []Conflict
+	// Approvals say what became of each approved rollout id.
+	Approvals []Approval
 }
 
 // Conflict is an object of the manifest that another Helm release owns.

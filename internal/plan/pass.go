@@ -13,8 +13,9 @@ type PassStart struct {
 // annotations and spec.suspend. A read-only pass (an operator's diff, the
 // preview) looks whatever the opt-in and the suspend say: a disabled mode
 // is read as warn and a suspended release is looked at; it never writes.
-func StartPass(annotations map[string]string, suspended, readOnly bool) PassStart {
-	opts, cfgErr := ParseOptions(annotations)
+// rollouts is the rollout policy of a release that sets none.
+func StartPass(annotations map[string]string, suspended, readOnly bool, rollouts RolloutPolicy) PassStart {
+	opts, cfgErr := ParseOptions(annotations, rollouts)
 	if readOnly {
 		if opts.Mode == ModeDisabled {
 			opts.Mode = ModeWarn

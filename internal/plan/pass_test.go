@@ -35,7 +35,7 @@ func TestStartPass(t *testing.T) {
 			if tc.mode != "" {
 				ann[api.ModeAnnotation] = tc.mode
 			}
-			s := plan.StartPass(ann, tc.suspended, tc.readOnly)
+			s := plan.StartPass(ann, tc.suspended, tc.readOnly, plan.RolloutsDeny)
 			g.Expect(s.Options.Mode).To(Equal(tc.wantMode))
 			g.Expect(s.Facts.Options).To(Equal(s.Options))
 			g.Expect(s.Facts.Suspended).To(Equal(tc.wantSuspended))
@@ -43,7 +43,7 @@ func TestStartPass(t *testing.T) {
 			g.Expect(s.Facts.ConfigErr).NotTo(HaveOccurred())
 		})
 	}
-	s := plan.StartPass(map[string]string{api.ModeAnnotation: "sometimes"}, false, false)
+	s := plan.StartPass(map[string]string{api.ModeAnnotation: "sometimes"}, false, false, plan.RolloutsDeny)
 	NewWithT(t).Expect(s.Facts.ConfigErr).To(HaveOccurred(), "a bad annotation is the gates' to report")
 }
 

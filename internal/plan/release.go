@@ -30,6 +30,9 @@ type ReleaseInput struct {
 	// namespaces, and Users who uses them (IndexUsers), for the clean-up.
 	Kinds []*unstructured.Unstructured
 	Users Users
+	// BudgetSpent is true when the fleet's rollout budget leaves this
+	// release no rollout to start: its corrections that roll Machines wait.
+	BudgetSpent bool
 }
 
 // DecideRelease makes a pass's final decisions from the templates'
@@ -41,19 +44,30 @@ type ReleaseInput struct {
 // they are.
 func DecideRelease(in ReleaseInput) (Decisions, error) {
 	d := Decisions{Options: in.Options, Act: in.Act}
-	targets := Destinations(in.Templates)
+	var own []*unstructured.Unstructured
 	for _, live := range in.Consumers {
 		if owner, ok := OwnedByAnother(live, in.Release.Name, in.Release.Namespace); ok {
 			d.Conflicts = append(d.Conflicts, Conflict{ID: manifest.IDOf(live), Owner: owner})
 			continue
 		}
-		cp, err := DecideConsumer(live, targets, in.Replaces)
-		if err != nil {
+		own = append(own, live)
+	}
+	consumers, err := decideConsumers(own, in.Templates, in.Replaces)
+	if err != nil {
+		return Decisions{}, err
+	}
+	templates := FinishTemplates(in.Templates, consumers)
+	rollouts := rolloutsOf(templates, consumers, in.Replaces)
+	d.Approvals = consent(rollouts, in.Options, in.BudgetSpent, madeOn(own))
+	if held := holdBack(in.Templates, rollouts); held != nil {
+		// The corrections that wait are decided again as if they had no
+		// target: their consumers stay where they are, nothing is written.
+		if consumers, err = decideConsumers(own, held, in.Replaces); err != nil {
 			return Decisions{}, err
 		}
-		d.Consumers = append(d.Consumers, cp)
+		templates = FinishTemplates(held, consumers)
 	}
-	d.Templates = FinishTemplates(in.Templates, d.Consumers)
+	d.Templates, d.Consumers = withRollouts(templates, rollouts), recordRollouts(consumers, rollouts)
 	if in.Options.Prune {
 		current := map[manifest.ID]bool{}
 		for _, t := range d.Templates {
@@ -64,6 +78,21 @@ func DecideRelease(in ReleaseInput) (Decisions, error) {
 		d.Prune = DecidePrune(in.Kinds, in.Users, current, in.Release)
 	}
 	return d, nil
+}
+
+// decideConsumers decides every consumer of the release (DecideConsumer)
+// against the targets of templates.
+func decideConsumers(live []*unstructured.Unstructured, templates []TemplatePlan, replaces map[manifest.ID]manifest.ID) ([]ConsumerPlan, error) {
+	targets := Destinations(templates)
+	out := make([]ConsumerPlan, 0, len(live))
+	for _, l := range live {
+		cp, err := DecideConsumer(l, targets, replaces)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cp)
+	}
+	return out, nil
 }
 
 // FinishTemplates returns the templates' decisions completed with what

@@ -15,7 +15,7 @@ import (
 // TestDecideRelease: the release-wide decisions from the templates'
 // decisions and the live consumers. A consumer another Helm release owns
 // is a conflict and gets no decision; a consumer of a rotated template is
-// repointed, and the rotation rolls machines; an original that matches the
+// repointed (rollouts allowed), and the rotation rolls machines; an original that matches the
 // manifest again loses its mark; the clean-up spares the replacements in
 // effect. The templates' decisions given are not changed.
 func TestDecideRelease(t *testing.T) {
@@ -50,14 +50,15 @@ metadata: {name: workers-0000000000, namespace: fleet, annotations: {`+api.Repla
 `)
 	kinds := []*unstructured.Unstructured{replacement, stale}
 
-	d, err := plan.DecideRelease(plan.ReleaseInput{Options: plan.Options{Mode: plan.ModeEnabled, Prune: true}, Act: true, Release: rel,
+	d, err := plan.DecideRelease(plan.ReleaseInput{Options: plan.Options{Mode: plan.ModeEnabled, Prune: true, Rollouts: plan.RolloutsAllow}, Act: true, Release: rel,
 		Templates: templates, Consumers: []*unstructured.Unstructured{fromYAML(t, mdV1beta2), others},
 		Replaces: plan.Replacements(kinds), Kinds: kinds, Users: plan.Users{}})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(d.Act).To(BeTrue())
 	g.Expect(d.Conflicts).To(ConsistOf(plan.Conflict{ID: manifest.IDOf(others), Owner: "fleet/other"}))
 	g.Expect(d.Consumers).To(HaveLen(1))
-	g.Expect(d.Consumers[0].Changes).To(ConsistOf(HaveField("After", to)))
+	g.Expect(d.Consumers[0].Changes).To(ConsistOf(HaveField("After", to), HaveField("Path", "/metadata/annotations")),
+		"the repoint, and the record of the rollout it makes")
 	g.Expect(d.Templates[0].RollsMachines).To(BeTrue(), "a MachineDeployment references the rotated template")
 	g.Expect(d.Templates[1].Writes).To(Equal([]plan.Write{plan.WriteUnmark}), "in sync again: the old mark goes")
 	g.Expect(d.Prune).To(ConsistOf(stale), "the replacement in effect is spared")

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -223,4 +224,67 @@ func MachinesOf(consumer *unstructured.Unstructured, machines []unstructured.Uns
 		}
 	}
 	return m
+}
+
+// MachineCount is how many Machines a rollout of one consumer replaces, as
+// its live object says; Known is false when the object does not say.
+type MachineCount struct {
+	N     int64
+	Known bool
+}
+
+// String says the count in a message: "2 Machines", "an unknown number of
+// Machines" (never 0 for a count not known).
+func (m MachineCount) String() string {
+	switch {
+	case !m.Known:
+		return "an unknown number of Machines"
+	case m.N == 1:
+		return "1 Machine"
+	}
+	return fmt.Sprintf("%d Machines", m.N)
+}
+
+// CountMachines reads how many Machines a rollout of consumer (a
+// MachineDeployment, MachinePool or control plane) replaces: the larger of
+// the Machines it wants (spec.replicas) and those it has (status.replicas,
+// Cluster API's count of the Machines of a MachineDeployment's
+// MachineSets, of a control plane, of a MachinePool). A rollout replaces
+// every one of them. Unknown when the object has neither field.
+func CountMachines(consumer *unstructured.Unstructured) MachineCount {
+	var m MachineCount
+	for _, path := range [][]string{{"spec", "replicas"}, {"status", "replicas"}} {
+		if n, found, err := unstructured.NestedInt64(consumer.Object, path...); found && err == nil {
+			m.N, m.Known = max(m.N, n), true
+		}
+	}
+	return m
+}
+
+// RollingOut reports whether consumer (a MachineDeployment, MachinePool or
+// control plane) is rolling out, as Cluster API v1.14 says it: its
+// RollingOut condition is True, or fewer of its Machines are up to date
+// than it wants, or its controller has not yet observed its latest
+// generation (a reference just repointed).
+func RollingOut(consumer *unstructured.Unstructured) bool {
+	if g, found, _ := unstructured.NestedInt64(consumer.Object, "status", "observedGeneration"); found && g < consumer.GetGeneration() {
+		return true
+	}
+	v1beta2 := []string{"status"}
+	if isV1Beta1(consumer) {
+		v1beta2 = []string{"status", "v1beta2"}
+	}
+	at := func(field string) []string { return append(slices.Clone(v1beta2), field) }
+	want, wantFound, _ := unstructured.NestedInt64(consumer.Object, "spec", "replicas")
+	upToDate, found, _ := unstructured.NestedInt64(consumer.Object, at("upToDateReplicas")...)
+	if wantFound && found && upToDate < want {
+		return true
+	}
+	conditions, _, _ := unstructured.NestedSlice(consumer.Object, at("conditions")...)
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok && m["type"] == clusterv1.RollingOutCondition && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
 }

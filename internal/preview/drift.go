@@ -46,9 +46,9 @@ func (req Request) foresee(ctx context.Context, rep *Report, next *helmv1.Releas
 	}
 	target := &target.Target{Client: req.Target, Secrets: cs.CoreV1(), Key: "preview"}
 	engine := &pipeline.Engine{Kinds: req.Kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes),
-		MaxManifestBytes: manifest.DefaultMaxManifestBytes}
+		MaxManifestBytes: manifest.DefaultMaxManifestBytes, Rollouts: req.Rollouts}
 	hr := req.HelmRelease
-	rep.AddonMode = string(plan.StartPass(hr.GetAnnotations(), hr.Spec.Suspend, false).Options.Mode)
+	rep.AddonMode = string(plan.StartPass(hr.GetAnnotations(), hr.Spec.Suspend, false, req.Rollouts).Options.Mode)
 	today, err := engine.Run(ctx, pipeline.Request{HelmRelease: hr, Target: target, ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("the add-on's read-only pass now: %w", err)

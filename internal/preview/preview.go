@@ -43,6 +43,9 @@ type Request struct {
 	Kinds *manifest.KindMatcher
 	// Now is the preview's clock, for rollout-after times.
 	Now time.Time
+	// Rollouts is the controller's rollout policy for a release that sets
+	// none (its --rollouts; "" is deny).
+	Rollouts plan.RolloutPolicy
 }
 
 // Run renders the proposed upgrade as helm-controller would, asks the

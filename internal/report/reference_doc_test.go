@@ -220,6 +220,8 @@ func passes(t *testing.T) []namedPass {
 		namedPass{"a consumer of another release", conflict},
 		namedPass{"a reference set back", result(plan.ModeEnabled, 1, tmpl("workers", plan.OutcomeDrifted, both(rotated, reverted)))},
 		namedPass{"replacements pruned", pruned},
+		namedPass{"a rollout awaits approval", result(plan.ModeEnabled, 0, tmpl("workers", plan.OutcomeAwaitingRollout, awaitingRollout(plan.RolloutAwaitingApproval)))},
+		namedPass{"a rollout awaits the budget", result(plan.ModeEnabled, 0, tmpl("workers", plan.OutcomeAwaitingRollout, awaitingRollout(plan.RolloutAwaitingBudget)))},
 	)
 }
 

@@ -79,6 +79,14 @@ func Summarize(res *pipeline.Result) Summary {
 	case api.OwnershipConflictReason:
 		out.set(c, fmt.Sprintf("Release %s names objects another Helm release owns, left untouched: %s", ref, strings.Join(append(conflicts(res), lines...), "; "))+notes)
 		out.event(eventType(c), api.TemplateOwnershipConflictEvent, out.Condition.Message, false)
+	case api.RolloutAwaitingApprovalReason:
+		out.set(c, fmt.Sprintf("Corrections of release %s would roll Machines and wait for approval: %s. %s",
+			ref, strings.Join(lines, "; "), approveCommand(res))+notes)
+		out.event(eventType(c), api.TemplateRolloutAwaitingApprovalEvent, out.Condition.Message, false)
+	case api.RolloutBudgetExhaustedReason:
+		out.set(c, fmt.Sprintf("Corrections of release %s would roll Machines while other releases roll out as many as --max-concurrent-rollouts allows; they start when one ends: %s",
+			ref, strings.Join(lines, "; "))+notes)
+		out.event(eventType(c), api.RolloutBudgetExhaustedReason, out.Condition.Message, false)
 	case api.CorrectionFailedReason:
 		msg := strings.Join(lines, "; ")
 		if res.Err != nil {
@@ -220,10 +228,46 @@ func describeNotes(res *pipeline.Result) string {
 	if len(skipped) > 0 {
 		b.WriteString(". Skipped: " + strings.Join(skipped, ", "))
 	}
+	b.WriteString(approvalNotes(res.Approvals))
 	if len(res.Pruned) > 0 {
 		b.WriteString(pruneNote + plan.IDs(res.Pruned))
 	}
 	return b.String()
+}
+
+// approvalNotes says what became of the approved rollout ids: made (this
+// pass or earlier), or stale.
+func approvalNotes(approvals []plan.Approval) string {
+	var made, stale []string
+	for _, a := range approvals {
+		if a.State == plan.ApprovalStale {
+			stale = append(stale, a.ID)
+		} else {
+			made = append(made, a.ID)
+		}
+	}
+	var b strings.Builder
+	if len(made) > 0 {
+		b.WriteString(". Approved rollouts made: " + strings.Join(made, ", "))
+	}
+	if len(stale) > 0 {
+		b.WriteString(". Stale approvals, which roll nothing (no rollout of the release has these ids; the chart or the live objects changed since): " +
+			strings.Join(stale, ", "))
+	}
+	return b.String()
+}
+
+// approveCommand is the command that approves every rollout of the release
+// waiting for approval.
+func approveCommand(res *pipeline.Result) string {
+	var ids []string
+	for _, t := range res.Templates {
+		if t.Outcome == plan.OutcomeAwaitingRollout && t.Rollout.State == plan.RolloutAwaitingApproval {
+			ids = append(ids, t.Rollout.ID)
+		}
+	}
+	return fmt.Sprintf("Approve with: kubectl -n %s annotate helmrelease %s %s=%s --overwrite",
+		res.HelmRelease.Namespace, res.HelmRelease.Name, api.ApproveRolloutAnnotation, strings.Join(ids, ","))
 }
 
 // pruneNote starts the clean-up note, always the last part of a message.

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/diff"
@@ -59,6 +60,17 @@ func rotated(t *plan.TemplatePlan) {
 	t.Strategy, t.Rotation, t.RollsMachines = plan.StrategyRotate, &plan.Rotation{To: replacement}, true
 }
 
+// awaitingRollout holds a rotation back for its rollout, in state: a
+// MachineDeployment with 2 Machines would roll.
+func awaitingRollout(state plan.RolloutState) func(t *plan.TemplatePlan) {
+	return func(t *plan.TemplatePlan) {
+		rotated(t)
+		md := manifest.ID{GroupKind: manifest.MachineDeploymentKind, Namespace: "fleet", Name: "md0"}
+		t.Rollout = &plan.MachineRollout{ID: "0123456789", To: replacement, State: state, Was: plan.OutcomeDrifted,
+			Consumers: []plan.RolledConsumer{{ID: md, Machines: plan.MachineCount{N: 2, Known: true}}}}
+	}
+}
+
 // withChanges adds the image drift to a template (the original of a
 // rotation keeps its drift after the rotation).
 func withChanges(t *plan.TemplatePlan) { t.Changes = []diff.Change{imageURL} }
@@ -95,8 +107,9 @@ func result(mode plan.Mode, writes int, templates ...plan.TemplatePlan) *pipelin
 			Act:       mode == plan.ModeEnabled,
 			Templates: templates,
 		},
-		Release: testRelease(),
-		Writes:  writes,
+		Release:     testRelease(),
+		Writes:      writes,
+		HelmRelease: types.NamespacedName{Namespace: "fleet", Name: "cluster-a"},
 	}
 }
 
@@ -384,6 +397,41 @@ func TestSummarize(t *testing.T) {
 		want: metav1.Condition{Status: metav1.ConditionTrue, Reason: api.DriftCorrectedReason},
 		wantEvents: []wantEvent{{typ: corev1.EventTypeNormal, reason: api.TemplateDriftCorrectedEvent, always: true,
 			contains: []string{"Metal3MachineTemplate/workers: rotated to " + replacement + ", rolls machines: yes; Metal3MachineTemplate/cp: corrected in place, rolls machines: no ["}}},
+	}, {
+		name: "a rollout awaits approval, an in-place heal made: False/RolloutAwaitingApproval naming the consumer, its Machines, the id and the command; a Warning",
+		res: func() *pipeline.Result {
+			written := func(t *plan.TemplatePlan) { inPlace(t); t.Writes = []plan.Write{plan.WritePatch} }
+			r := result(plan.ModeEnabled, 1, tmpl("workers", plan.OutcomeAwaitingRollout, awaitingRollout(plan.RolloutAwaitingApproval)),
+				tmpl("data", plan.OutcomeDrifted, written))
+			r.Approvals = []plan.Approval{{ID: "aaaaaaaaaa", State: plan.ApprovalStale}}
+			return r
+		}(),
+		want: metav1.Condition{Status: metav1.ConditionFalse, Reason: api.RolloutAwaitingApprovalReason},
+		wantMessage: "Corrections of release fleet/cluster-a.v3 would roll Machines and wait for approval: " +
+			"Metal3MachineTemplate/workers: waits for approval of rollout 0123456789: would rotate to " + replacement +
+			", replacing the Machines of MachineDeployment fleet/md0 (2 Machines); Metal3MachineTemplate/data: corrected in place, rolls machines: no. " +
+			"Approve with: kubectl -n fleet annotate helmrelease cluster-a templatedrift.io/approve-rollout=0123456789 --overwrite. " +
+			"Stale approvals, which roll nothing (no rollout of the release has these ids; the chart or the live objects changed since): aaaaaaaaaa",
+		wantEvents: []wantEvent{{typ: corev1.EventTypeWarning, reason: api.TemplateRolloutAwaitingApprovalEvent},
+			{typ: corev1.EventTypeNormal, reason: api.TemplateDriftCorrectedEvent, always: true, contains: []string{"data: corrected in place"}}},
+		wantDrifted: 1,
+	}, {
+		name:         "a rollout waits for the budget: False/RolloutBudgetExhausted, a Normal event",
+		res:          result(plan.ModeEnabled, 0, tmpl("workers", plan.OutcomeAwaitingRollout, awaitingRollout(plan.RolloutAwaitingBudget))),
+		want:         metav1.Condition{Status: metav1.ConditionFalse, Reason: api.RolloutBudgetExhaustedReason},
+		wantContains: []string{"rollout 0123456789 may be made and waits for the rollout budget", "MachineDeployment fleet/md0 (2 Machines)"},
+		wantEvents:   []wantEvent{{typ: corev1.EventTypeNormal, reason: api.RolloutBudgetExhaustedReason}},
+		wantDrifted:  1,
+	}, {
+		name: "an approved rollout made earlier: True, and the approval reported made",
+		res: func() *pipeline.Result {
+			r := result(plan.ModeEnabled, 0, tmpl("workers", plan.OutcomeCorrected, rotated))
+			r.Approvals = []plan.Approval{{ID: "0123456789", State: plan.ApprovalDone}}
+			return r
+		}(),
+		want:        metav1.Condition{Status: metav1.ConditionTrue, Reason: api.DriftCorrectedReason},
+		wantMessage: corrected + "Metal3MachineTemplate/workers: rotated to " + replacement + ", rolls machines: yes. Approved rollouts made: 0123456789",
+		wantEvents:  []wantEvent{{typ: corev1.EventTypeNormal, reason: api.TemplateDriftCorrectedEvent}},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

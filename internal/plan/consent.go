@@ -1,0 +1,309 @@
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+)
+
+// RolloutState is what a pass does with a correction that rolls Machines.
+type RolloutState string
+
+const (
+	// RolloutAllowed: the release's rollout policy is allow; it is made.
+	RolloutAllowed RolloutState = "Allowed"
+	// RolloutApproved: its id is approved; it is made.
+	RolloutApproved RolloutState = "Approved"
+	// RolloutAwaitingApproval: the policy is deny and its id is not
+	// approved; nothing is written for the correction.
+	RolloutAwaitingApproval RolloutState = "AwaitingApproval"
+	// RolloutAwaitingBudget: it may be made, but the fleet's rollout budget
+	// is spent; nothing is written for the correction until a rollout ends.
+	RolloutAwaitingBudget RolloutState = "AwaitingBudget"
+)
+
+// Waits reports whether nothing is written for the correction this pass.
+func (s RolloutState) Waits() bool {
+	return s == RolloutAwaitingApproval || s == RolloutAwaitingBudget
+}
+
+// MachineRollout is the rollout one template's correction makes: the
+// consumers of the release that roll Machines (MachineDeployments,
+// MachinePools, control planes) and whose reference to the template moves
+// this pass.
+type MachineRollout struct {
+	// ID is a short digest of what the rollout writes (RolloutID): an
+	// approval names it.
+	ID string
+	// To is the name the consumers move to: a replacement, or the
+	// template's own name on the way back.
+	To string
+	// Consumers are the release's consumers that roll Machines and will
+	// reference To, with their Machines, sorted.
+	Consumers []RolledConsumer
+	State     RolloutState
+	// Was is the template's outcome before its correction was held back
+	// (OutcomeDrifted for a rotation still to make).
+	Was Outcome
+}
+
+// Back reports whether the rollout moves consumers back to the template's
+// own name (the way back after a rotation).
+func (r MachineRollout) Back(t manifest.ID) bool { return r.To == t.Name }
+
+// RolledConsumer is a consumer a rollout repoints, with its Machines.
+type RolledConsumer struct {
+	ID       manifest.ID
+	Machines MachineCount
+	// Made is the consumer's api.RolloutsMadeAnnotation, as read.
+	Made string
+}
+
+// Approval is what became of one approved id this pass.
+type Approval struct {
+	ID    string
+	State ApprovalState
+}
+
+// ApprovalState says what an approved id matched.
+type ApprovalState string
+
+const (
+	// ApprovalUsed: a rollout waiting for this id is made this pass.
+	ApprovalUsed ApprovalState = "Used"
+	// ApprovalDone: the rollout was made earlier (a consumer of the
+	// release records it); it rolls nothing again.
+	ApprovalDone ApprovalState = "Done"
+	// ApprovalStale: the id matches no rollout of the release, made or
+	// waiting: the chart or the live objects changed since it was read.
+	ApprovalStale ApprovalState = "Stale"
+)
+
+// rolloutIDLength is how many hex digits of the digest an id keeps: short
+// enough to type, long enough that two plans of one release do not meet.
+const rolloutIDLength = 10
+
+// RolloutID is the id of a rollout: a digest of the template, the name its
+// consumers move to (a replacement's name is a hash of its content), and
+// each consumer with the rollouts already made on it. It is the same on
+// every pass while that is the same, and changes with any of it: another
+// chart, another consumer, or a consumer set back after a rollout made on
+// it (its made rollouts then include the first id).
+func RolloutID(template manifest.ID, to string, consumers []RolledConsumer) string {
+	h := sha256.New()
+	h.Write([]byte(qualified(template) + "\n" + to + "\n"))
+	for _, c := range consumers {
+		h.Write([]byte(qualified(c.ID) + " made=" + c.Made + "\n"))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:rolloutIDLength]
+}
+
+// qualified names id with its group: kinds of two groups may share a name.
+func qualified(id manifest.ID) string {
+	return id.GroupKind.String() + "/" + id.Namespace + "/" + id.Name
+}
+
+// madeIDs are the ids api.RolloutsMadeAnnotation lists.
+func madeIDs(v string) []string {
+	var out []string
+	for _, id := range strings.Split(v, ",") {
+		if id != "" {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// maxMadeIDs bounds the ids a consumer keeps: the newest are the ones an
+// approval still on the HelmRelease may name.
+const maxMadeIDs = 5
+
+// withMade is the value of api.RolloutsMadeAnnotation once ids are made:
+// them first, then the ones kept, up to maxMadeIDs.
+func withMade(current string, ids []string) string {
+	out := slices.Clone(ids)
+	for _, id := range madeIDs(current) {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return strings.Join(out[:min(len(out), maxMadeIDs)], ",")
+}
+
+// consent decides the rollout state of each correction that rolls
+// Machines: allowed by the policy, approved by its id, or waiting; and
+// then, when the fleet's budget is spent, the ones that would start wait
+// for it. It also says what became of each approved id.
+func consent(rollouts map[manifest.ID]*MachineRollout, opts Options, budgetSpent bool, made []string) []Approval {
+	used := map[string]bool{}
+	for _, r := range rollouts {
+		switch {
+		case opts.Rollouts == RolloutsAllow:
+			r.State = RolloutAllowed
+		case slices.Contains(opts.Approved, r.ID):
+			r.State, used[r.ID] = RolloutApproved, true
+		default:
+			r.State = RolloutAwaitingApproval
+		}
+		if budgetSpent && !r.State.Waits() {
+			r.State = RolloutAwaitingBudget
+		}
+	}
+	var out []Approval
+	for _, id := range opts.Approved {
+		switch {
+		case used[id]:
+			out = append(out, Approval{ID: id, State: ApprovalUsed})
+		case slices.Contains(made, id):
+			out = append(out, Approval{ID: id, State: ApprovalDone})
+		default:
+			out = append(out, Approval{ID: id, State: ApprovalStale})
+		}
+	}
+	return out
+}
+
+// RecordChanges are the operations that record, on a consumer repointed
+// for rollouts that are made, their ids (api.RolloutsMadeAnnotation), in
+// the same patch as the repoint: a made rollout is known from the world,
+// never from the add-on's memory.
+func recordChanges(cp ConsumerPlan, ids []string) ConsumerPlan {
+	v := withMade(cp.Live.GetAnnotations()[api.RolloutsMadeAnnotation], ids)
+	cp.Changes = append(slices.Clone(cp.Changes), annotate(cp.Live, map[string]string{api.RolloutsMadeAnnotation: v})...)
+	return cp
+}
+
+// rolloutsOf finds, for each template, the rollout its correction makes
+// this pass: the consumers of the release that roll Machines and move a
+// reference to it (or to one of its replacements, replaces) to its target.
+// A template none of them moves for makes no rollout.
+func rolloutsOf(templates []TemplatePlan, consumers []ConsumerPlan, replaces map[manifest.ID]manifest.ID) map[manifest.ID]*MachineRollout {
+	targets := Destinations(templates)
+	out := map[manifest.ID]*MachineRollout{}
+	for _, t := range templates {
+		if !movesMachines(t.ID, consumers) {
+			continue
+		}
+		r := &MachineRollout{To: targets[t.ID].Name}
+		for _, cp := range consumers {
+			if manifest.RollsMachines(cp.ID.GroupKind) && references(cp, t.ID, replaces) {
+				r.Consumers = append(r.Consumers, RolledConsumer{ID: cp.ID, Machines: CountMachines(cp.Live),
+					Made: cp.Live.GetAnnotations()[api.RolloutsMadeAnnotation]})
+			}
+		}
+		slices.SortFunc(r.Consumers, func(a, b RolledConsumer) int { return strings.Compare(qualified(a.ID), qualified(b.ID)) })
+		r.ID = RolloutID(t.ID, r.To, r.Consumers)
+		out[t.ID] = r
+	}
+	return out
+}
+
+// movesMachines reports whether a consumer that rolls Machines moves a
+// reference to template this pass.
+func movesMachines(template manifest.ID, consumers []ConsumerPlan) bool {
+	for _, cp := range consumers {
+		if manifest.RollsMachines(cp.ID.GroupKind) && slices.Contains(cp.Moves, template) {
+			return true
+		}
+	}
+	return false
+}
+
+// references reports whether cp references template or one of its
+// replacements.
+func references(cp ConsumerPlan, template manifest.ID, replaces map[manifest.ID]manifest.ID) bool {
+	refs, _ := manifest.References(cp.Live) // DecideConsumer already read them without error
+	for _, r := range refs {
+		if r.Template == template || replaces[r.Template] == template {
+			return true
+		}
+	}
+	return false
+}
+
+// madeOn are the rollout ids the consumers record as made.
+func madeOn(consumers []*unstructured.Unstructured) []string {
+	var out []string
+	for _, c := range consumers {
+		out = append(out, madeIDs(c.GetAnnotations()[api.RolloutsMadeAnnotation])...)
+	}
+	return out
+}
+
+// holdBack returns templates with each correction whose rollout waits
+// held back: OutcomeAwaitingRollout, with no writes; nil when none waits.
+func holdBack(templates []TemplatePlan, rollouts map[manifest.ID]*MachineRollout) []TemplatePlan {
+	var out []TemplatePlan
+	for i, t := range templates {
+		r, ok := rollouts[t.ID]
+		if !ok || !r.State.Waits() {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(templates)
+		}
+		r.Was = t.Outcome
+		out[i].Outcome, out[i].Writes, out[i].RollsMachines = OutcomeAwaitingRollout, nil, true
+	}
+	return out
+}
+
+// withRollouts returns templates with their rollouts attached.
+func withRollouts(templates []TemplatePlan, rollouts map[manifest.ID]*MachineRollout) []TemplatePlan {
+	for i, t := range templates {
+		if r, ok := rollouts[t.ID]; ok {
+			cp := *r
+			templates[i].Rollout = &cp
+		}
+	}
+	return templates
+}
+
+// recordRollouts adds to each consumer that moves for a rollout made this
+// pass the record of its id (recordChanges).
+func recordRollouts(consumers []ConsumerPlan, rollouts map[manifest.ID]*MachineRollout) []ConsumerPlan {
+	for i, cp := range consumers {
+		if !manifest.RollsMachines(cp.ID.GroupKind) {
+			continue
+		}
+		var ids []string
+		for _, moved := range cp.Moves {
+			if r, ok := rollouts[moved]; ok && !r.State.Waits() {
+				ids = append(ids, r.ID)
+			}
+		}
+		if len(ids) > 0 {
+			consumers[i] = recordChanges(cp, ids)
+		}
+	}
+	return consumers
+}
+
+// StartsRollouts reports whether the pass makes a correction that rolls
+// Machines: the fleet's budget must have room for the release.
+func (d Decisions) StartsRollouts() bool {
+	for _, t := range d.Templates {
+		if t.Rollout != nil && !t.Rollout.State.Waits() {
+			return true
+		}
+	}
+	return false
+}
+
+// ReleaseRollingOut reports whether a rollout the add-on made is in
+// progress in a release: one of its consumers records a made rollout
+// (api.RolloutsMadeAnnotation) and is rolling out (RollingOut).
+func ReleaseRollingOut(consumers []*unstructured.Unstructured) bool {
+	for _, c := range consumers {
+		if manifest.RollsMachines(c.GroupVersionKind().GroupKind()) && c.GetAnnotations()[api.RolloutsMadeAnnotation] != "" && RollingOut(c) {
+			return true
+		}
+	}
+	return false
+}
