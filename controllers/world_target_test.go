@@ -158,7 +158,7 @@ func (w *world) reconciler(sc scenario) *controllers.HelmReleaseReconciler {
 	return &controllers.HelmReleaseReconciler{
 		Client: env.Client,
 		Engine: &pipeline.Engine{Kinds: kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes), MaxManifestBytes: manifest.DefaultMaxManifestBytes,
-			DeleteWait: 5 * time.Second, Targets: targets},
+			DeleteWait: 5 * time.Second, Targets: targets, Budget: sc.budget},
 		Reporter:       &report.Writer{Client: env.Client, Events: w.recorder},
 		ResyncInterval: 10 * time.Minute,
 	}

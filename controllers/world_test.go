@@ -23,6 +23,7 @@ import (
 	"github.com/templatedrift/template-drift-controller/controllers"
 	"github.com/templatedrift/template-drift-controller/internal/apply"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/pipeline"
 	"github.com/templatedrift/template-drift-controller/internal/release"
 	"github.com/templatedrift/template-drift-controller/internal/target"
 	"github.com/templatedrift/template-drift-controller/internal/testenv"
@@ -53,6 +54,9 @@ type scenario struct {
 	// cluster holds the release and the live objects; nil is env itself
 	// (the HelmRelease is always on env).
 	cluster *testenv.Env
+	// budget is the rollout budget the world's passes share with others
+	// (nil: no limit).
+	budget *pipeline.RolloutBudget
 }
 
 // reads is how the add-on reaches a world's objects.

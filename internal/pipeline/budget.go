@@ -7,10 +7,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// budgetHold is how long a claim holds a slot of the budget before a pass
-// that sees no rollout in progress may free it: the pass after the repoint
-// may read the consumers before the cache shows the write.
-const budgetHold = time.Minute
+// DefaultBudgetHold is how long a claim holds a slot of the budget before a
+// pass that sees no rollout in progress may free it: the pass after the
+// repoint may read the consumers before the cache shows the write.
+const DefaultBudgetHold = time.Minute
 
 // RolloutBudget bounds, across the releases one controller reconciles, how
 // many have a rollout the add-on made in progress at once. Each pass
@@ -22,8 +22,9 @@ type RolloutBudget struct {
 	// Max is how many releases may roll out at once; negative: no limit,
 	// 0: no rollout may start.
 	Max int
-	// now is time.Now, replaced in tests.
-	now func() time.Time
+	// Hold is how long a claim holds its slot at least (DefaultBudgetHold).
+	Hold time.Duration
+	now  func() time.Time
 
 	mu      sync.Mutex
 	rolling map[types.NamespacedName]time.Time
@@ -31,12 +32,12 @@ type RolloutBudget struct {
 
 // NewRolloutBudget returns a budget of max releases (negative: no limit).
 func NewRolloutBudget(maxReleases int) *RolloutBudget {
-	return &RolloutBudget{Max: maxReleases, now: time.Now, rolling: map[types.NamespacedName]time.Time{}}
+	return &RolloutBudget{Max: maxReleases, Hold: DefaultBudgetHold, now: time.Now, rolling: map[types.NamespacedName]time.Time{}}
 }
 
 // Observe records whether a rollout the add-on made is in progress in
-// hr's release, as its pass read it. A slot claimed less than budgetHold
-// ago is kept whatever the pass read.
+// hr's release, as its pass read it. A slot claimed less than Hold ago is
+// kept whatever the pass read.
 func (b *RolloutBudget) Observe(hr types.NamespacedName, rolling bool) {
 	if b == nil {
 		return
@@ -47,7 +48,7 @@ func (b *RolloutBudget) Observe(hr types.NamespacedName, rolling bool) {
 	switch {
 	case rolling && !held:
 		b.rolling[hr] = time.Time{}
-	case !rolling && held && b.now().Sub(since) >= budgetHold:
+	case !rolling && held && b.now().Sub(since) >= b.Hold:
 		delete(b.rolling, hr)
 	}
 }
