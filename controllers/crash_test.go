@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -95,6 +96,24 @@ func (w *world) expectNoDanglingRefs(allowMissing ...string) {
 	}
 }
 
+// expectRolledOnce checks every consumer of the locked template records
+// the one approved rollout once: none was repointed twice.
+func (w *world) expectRolledOnce() {
+	w.t.Helper()
+	hr := &helmv2.HelmRelease{}
+	w.g.Expect(env.Client.Get(w.ctx, client.ObjectKeyFromObject(w.hr), hr)).To(Succeed())
+	approved := hr.GetAnnotations()[api.ApproveRolloutAnnotation]
+	for _, k := range consumerKinds {
+		for _, o := range w.list(k[0], k[1]) {
+			refs, err := manifest.References(&o)
+			w.g.Expect(err).NotTo(HaveOccurred())
+			if len(refs) > 0 && refs[0].Template.Kind == "LockedMachineTemplate" {
+				w.g.Expect(o.GetAnnotations()).To(HaveKeyWithValue(api.RolloutsMadeAnnotation, approved), "%s %s", o.GetKind(), o.GetName())
+			}
+		}
+	}
+}
+
 func versionOf(group string) string {
 	switch group {
 	case "infrastructure.cluster.x-k8s.io":
@@ -118,6 +137,10 @@ func TestCrashAfterEachWrite(t *testing.T) {
 		applyMethod   string
 		// liveMutate edits the live objects before they are created.
 		liveMutate func(*unstructured.Unstructured)
+		// approve: the rollout policy is the default, deny; a first pass
+		// (not counted) makes the corrections that roll nothing, and the
+		// rollout it says waits is approved before the writes counted.
+		approve bool
 	}{
 		{name: "in-place", live: bootstrap, release: mgmt, strategy: "auto", applyMethod: "csa"},
 		{name: "rotate data templates", live: metaLive, release: metaRelease, strategy: "auto", applyMethod: "csa"},
@@ -128,13 +151,30 @@ func TestCrashAfterEachWrite(t *testing.T) {
 		// clean-up's delete of the replacement on the next pass.
 		{name: "way back and clean-up", live: onEarlierReplacementLive, release: lockedLive, strategy: "auto", applyMethod: "csa",
 			liveMutate: onEarlierReplacement},
+		// Each write of an approved rollout of 5 control planes: it goes on
+		// under the same id after the crash, and rolls nothing twice.
+		{name: "approved rollout", live: lockedLive, release: lockedRelease, strategy: "auto", applyMethod: "csa", approve: true},
 	}
 	for _, tc := range cases {
 		sc := scenario{annotations: withStrategy(tc.strategy), live: tc.live, release: tc.release, applyMethod: tc.applyMethod, liveMutate: tc.liveMutate}
+		if tc.approve {
+			sc.annotations = merge(optedIn, map[string]string{api.StrategyAnnotation: tc.strategy})
+		}
+		prepare := func(w *world) {
+			if !tc.approve {
+				return
+			}
+			w.reconcile()
+			ids := w.waitingIDs()
+			w.g.Expect(ids).To(HaveLen(1), w.condition().Message)
+			w.setAnnotations(merge(sc.annotations, map[string]string{api.ApproveRolloutAnnotation: ids[0]}))
+			w.writes.Store(0)
+		}
 		var total int
 		var want map[string]int
 		t.Run(tc.name+"/uninterrupted", func(t *testing.T) {
 			w := newWorld(t, sc)
+			prepare(w)
 			// Every write until the world is quiet: a clean-up deletes on
 			// the pass after the one that made a replacement unused.
 			for pass := 0; pass < 4; pass++ {
@@ -150,6 +190,7 @@ func TestCrashAfterEachWrite(t *testing.T) {
 		for crashAfter := 0; crashAfter < total; crashAfter++ {
 			t.Run(fmt.Sprintf("%s/crash after %d of %d writes", tc.name, crashAfter, total), func(t *testing.T) {
 				w := newWorld(t, sc)
+				prepare(w)
 				w.failAfter.Store(int32(crashAfter))
 				// Passes run until one meets the crash.
 				for pass := 0; pass < 4 && w.lastErr == nil; pass++ {
@@ -171,6 +212,9 @@ func TestCrashAfterEachWrite(t *testing.T) {
 				w.expectNoDanglingRefs()
 				w.g.Expect(w.get(md, "Cluster", "mgmt").GetAnnotations()).NotTo(HaveKey(api.BlockMoveAnnotation), "no move block stays")
 				w.g.Expect(w.condition().Status).To(Equal(metav1.ConditionTrue), w.condition().Message)
+				if tc.approve {
+					w.expectRolledOnce()
+				}
 			})
 		}
 	}

@@ -15,7 +15,13 @@ const (
 	cp = "controlplane.cluster.x-k8s.io/v1beta2"
 )
 
-var enabled = map[string]string{api.ModeAnnotation: api.ModeEnabled}
+// enabled opts a release in with rollouts allowed: the tests of how each
+// correction is made. optedIn leaves the rollout policy to the
+// controller's default, deny, for the tests of consent (consent_test.go).
+var (
+	enabled = map[string]string{api.ModeAnnotation: api.ModeEnabled, api.RolloutsAnnotation: api.RolloutsAllow}
+	optedIn = map[string]string{api.ModeAnnotation: api.ModeEnabled}
+)
 
 // TestPivotedTemplatesCorrectedInPlace is the pivot: the live Metal3MachineTemplates still name the
 // bootstrap image server, the release manifest names the management one.

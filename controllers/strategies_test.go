@@ -11,7 +11,7 @@ import (
 )
 
 func withStrategy(s string) map[string]string {
-	return map[string]string{api.ModeAnnotation: api.ModeEnabled, api.StrategyAnnotation: s}
+	return merge(enabled, map[string]string{api.StrategyAnnotation: s})
 }
 
 // TestExplicitInPlaceOnLockedFails: in-place asked for a locked template is

@@ -61,7 +61,9 @@ func (r MachineRollout) Back(t manifest.ID) bool { return r.To == t.Name }
 type RolledConsumer struct {
 	ID       manifest.ID
 	Machines MachineCount
-	// Made is the consumer's api.RolloutsMadeAnnotation, as read.
+	// Made is the api.RolloutsMadeAnnotation of a consumer that moves this
+	// pass, as read; "" for one already where the rollout takes it, so that
+	// a rollout a crash cut short keeps its id (see RolloutID).
 	Made string
 }
 
@@ -77,6 +79,8 @@ type ApprovalState string
 const (
 	// ApprovalUsed: a rollout waiting for this id is made this pass.
 	ApprovalUsed ApprovalState = "Used"
+	// ApprovalWaiting: the rollout it approves waits for the budget.
+	ApprovalWaiting ApprovalState = "Waiting"
 	// ApprovalDone: the rollout was made earlier (a consumer of the
 	// release records it); it rolls nothing again.
 	ApprovalDone ApprovalState = "Done"
@@ -91,10 +95,11 @@ const rolloutIDLength = 10
 
 // RolloutID is the id of a rollout: a digest of the template, the name its
 // consumers move to (a replacement's name is a hash of its content), and
-// each consumer with the rollouts already made on it. It is the same on
-// every pass while that is the same, and changes with any of it: another
-// chart, another consumer, or a consumer set back after a rollout made on
-// it (its made rollouts then include the first id).
+// each consumer, with the rollouts already made on it when it still has to
+// move. It is the same on every pass while that is the same, also after a
+// crash between two repoints of one rollout, and changes with any of it:
+// another chart, another consumer, or a consumer set back after a rollout
+// made on it (its made rollouts then include the first id).
 func RolloutID(template manifest.ID, to string, consumers []RolledConsumer) string {
 	h := sha256.New()
 	h.Write([]byte(qualified(template) + "\n" + to + "\n"))
@@ -141,25 +146,29 @@ func withMade(current string, ids []string) string {
 // then, when the fleet's budget is spent, the ones that would start wait
 // for it. It also says what became of each approved id.
 func consent(rollouts map[manifest.ID]*MachineRollout, opts Options, budgetSpent bool, made []string) []Approval {
-	used := map[string]bool{}
+	matched := map[string]ApprovalState{}
 	for _, r := range rollouts {
 		switch {
 		case opts.Rollouts == RolloutsAllow:
 			r.State = RolloutAllowed
 		case slices.Contains(opts.Approved, r.ID):
-			r.State, used[r.ID] = RolloutApproved, true
+			r.State, matched[r.ID] = RolloutApproved, ApprovalUsed
 		default:
 			r.State = RolloutAwaitingApproval
 		}
 		if budgetSpent && !r.State.Waits() {
 			r.State = RolloutAwaitingBudget
+			if _, ok := matched[r.ID]; ok {
+				matched[r.ID] = ApprovalWaiting
+			}
 		}
 	}
 	var out []Approval
 	for _, id := range opts.Approved {
+		state, ok := matched[id]
 		switch {
-		case used[id]:
-			out = append(out, Approval{ID: id, State: ApprovalUsed})
+		case ok:
+			out = append(out, Approval{ID: id, State: state})
 		case slices.Contains(made, id):
 			out = append(out, Approval{ID: id, State: ApprovalDone})
 		default:
@@ -192,10 +201,14 @@ func rolloutsOf(templates []TemplatePlan, consumers []ConsumerPlan, replaces map
 		}
 		r := &MachineRollout{To: targets[t.ID].Name}
 		for _, cp := range consumers {
-			if manifest.RollsMachines(cp.ID.GroupKind) && references(cp, t.ID, replaces) {
-				r.Consumers = append(r.Consumers, RolledConsumer{ID: cp.ID, Machines: CountMachines(cp.Live),
-					Made: cp.Live.GetAnnotations()[api.RolloutsMadeAnnotation]})
+			if !manifest.RollsMachines(cp.ID.GroupKind) || !references(cp, t.ID, r.To, replaces) {
+				continue
 			}
+			c := RolledConsumer{ID: cp.ID, Machines: CountMachines(cp.Live)}
+			if slices.Contains(cp.Moves, t.ID) {
+				c.Made = cp.Live.GetAnnotations()[api.RolloutsMadeAnnotation]
+			}
+			r.Consumers = append(r.Consumers, c)
 		}
 		slices.SortFunc(r.Consumers, func(a, b RolledConsumer) int { return strings.Compare(qualified(a.ID), qualified(b.ID)) })
 		r.ID = RolloutID(t.ID, r.To, r.Consumers)
@@ -215,12 +228,13 @@ func movesMachines(template manifest.ID, consumers []ConsumerPlan) bool {
 	return false
 }
 
-// references reports whether cp references template or one of its
-// replacements.
-func references(cp ConsumerPlan, template manifest.ID, replaces map[manifest.ID]manifest.ID) bool {
+// references reports whether cp references template, the name its
+// consumers move to, or one of its replacements.
+func references(cp ConsumerPlan, template manifest.ID, to string, replaces map[manifest.ID]manifest.ID) bool {
+	dest := manifest.ID{GroupKind: template.GroupKind, Namespace: template.Namespace, Name: to}
 	refs, _ := manifest.References(cp.Live) // DecideConsumer already read them without error
 	for _, r := range refs {
-		if r.Template == template || replaces[r.Template] == template {
+		if r.Template == template || r.Template == dest || replaces[r.Template] == template {
 			return true
 		}
 	}

@@ -236,19 +236,25 @@ func describeNotes(res *pipeline.Result) string {
 }
 
 // approvalNotes says what became of the approved rollout ids: made (this
-// pass or earlier), or stale.
+// pass or earlier), waiting for the budget, or stale.
 func approvalNotes(approvals []plan.Approval) string {
-	var made, stale []string
+	var made, waiting, stale []string
 	for _, a := range approvals {
-		if a.State == plan.ApprovalStale {
+		switch a.State {
+		case plan.ApprovalStale:
 			stale = append(stale, a.ID)
-		} else {
+		case plan.ApprovalWaiting:
+			waiting = append(waiting, a.ID)
+		default:
 			made = append(made, a.ID)
 		}
 	}
 	var b strings.Builder
 	if len(made) > 0 {
 		b.WriteString(". Approved rollouts made: " + strings.Join(made, ", "))
+	}
+	if len(waiting) > 0 {
+		b.WriteString(". Approved rollouts waiting for the budget: " + strings.Join(waiting, ", "))
 	}
 	if len(stale) > 0 {
 		b.WriteString(". Stale approvals, which roll nothing (no rollout of the release has these ids; the chart or the live objects changed since): " +
