@@ -134,11 +134,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) (WatchKinds, error
 			return WatchKinds{}, fmt.Errorf("failed to add the release warm-up: %w", err)
 		}
 	}
+	budget := pipeline.NewRolloutBudget(cfg.MaxConcurrentRollouts)
+	metrics.CountRollingOut(budget.InProgress)
 	r := &HelmReleaseReconciler{
 		Client: mgr.GetClient(),
 		Engine: &pipeline.Engine{Kinds: cfg.Kinds, Releases: releases,
 			MaxManifestBytes: cfg.MaxManifestBytes, DeleteWait: cfg.DeleteWait,
-			Targets: targets, Rollouts: cfg.Rollouts, Budget: pipeline.NewRolloutBudget(cfg.MaxConcurrentRollouts)},
+			Targets: targets, Rollouts: cfg.Rollouts, Budget: budget},
 		Reporter:       &report.Writer{Client: mgr.GetClient(), Events: cfg.Events, Metrics: metrics},
 		ResyncInterval: cfg.ResyncInterval,
 	}

@@ -34,6 +34,9 @@ type Conclusion struct {
 	// Checked counts the templates compared with the live world (skipped
 	// ones are not).
 	Checked int
+	// AwaitingApproval counts the corrections that would roll Machines and
+	// wait for an approval (in a pass that may write).
+	AwaitingApproval int
 }
 
 // Correction is one template correction a pass made or tried, as the
@@ -70,6 +73,9 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 			c.Drifted++
 			if awaiting != RolloutAwaitingApproval {
 				awaiting = t.Rollout.State
+			}
+			if d.Act && t.Rollout.State == RolloutAwaitingApproval {
+				c.AwaitingApproval++
 			}
 		case OutcomeDrifted, OutcomeMissing:
 			corrected = corrected || d.Act

@@ -22,6 +22,8 @@ const (
 	CorrectionsMetric      = "templatedrift_corrections_total"
 	PrunedMetric           = "templatedrift_pruned_replacements_total"
 	DurationMetric         = "templatedrift_reconcile_duration_seconds"
+	AwaitingMetric         = "templatedrift_rollouts_awaiting_approval"
+	RollingOutMetric       = "templatedrift_rollouts_in_progress"
 )
 
 // Results of CorrectionsMetric.
@@ -47,6 +49,7 @@ type Metrics struct {
 	corrections *prometheus.CounterVec
 	pruned      *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
+	awaiting    *prometheus.GaugeVec
 
 	// mu guards conditions: the status and reason of each release's one
 	// condition series, so a pass replaces it by its exact labels. A
@@ -55,6 +58,7 @@ type Metrics struct {
 	// CPU while a fleet converged.
 	mu         sync.Mutex
 	conditions map[client.ObjectKey]conditionLabels
+	reg        prometheus.Registerer
 }
 
 // conditionLabels are the labels of a release's condition series besides
@@ -87,9 +91,27 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Duration of one pass over a HelmRelease.",
 			Buckets: durationBuckets,
 		}, []string{"kind", "namespace", "name"}),
+		awaiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: AwaitingMetric,
+			Help: "Corrections of a HelmRelease that would roll Machines and wait for an approval.",
+		}, []string{"namespace", "name"}),
 	}
-	reg.MustRegister(m.drifted, m.condition, m.corrections, m.pruned, m.duration)
+	reg.MustRegister(m.drifted, m.condition, m.corrections, m.pruned, m.duration, m.awaiting)
+	m.reg = reg
 	return m
+}
+
+// CountRollingOut registers the gauge of the releases with a rollout the
+// controller made in progress, read from inProgress (the rollout budget's
+// count) when scraped.
+func (m *Metrics) CountRollingOut(inProgress func() int) {
+	if m == nil {
+		return
+	}
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: RollingOutMetric,
+		Help: "HelmReleases with a rollout the controller made in progress, as their last passes read their consumers.",
+	}, func() float64 { return float64(inProgress()) }))
 }
 
 // InitKinds creates the counters of the template kinds at zero, so that
@@ -119,6 +141,7 @@ func (m *Metrics) Duration(key client.ObjectKey, start time.Time) {
 func (m *Metrics) Forget(key client.ObjectKey) {
 	if m != nil {
 		m.drifted.DeleteLabelValues(key.Namespace, key.Name)
+		m.awaiting.DeleteLabelValues(key.Namespace, key.Name)
 		m.setCondition(key, nil)
 		m.duration.DeleteLabelValues(helmv2.HelmReleaseKind, key.Namespace, key.Name)
 	}
@@ -148,6 +171,7 @@ func (m *Metrics) observe(key client.ObjectKey, c plan.Conclusion) {
 	}
 	if c.Drifted != plan.UnknownDrift {
 		m.drifted.WithLabelValues(key.Namespace, key.Name).Set(float64(c.Drifted))
+		m.awaiting.WithLabelValues(key.Namespace, key.Name).Set(float64(c.AwaitingApproval))
 	}
 	if !c.Silent && c.Reason != "" {
 		m.setCondition(key, &conditionLabels{status: string(c.Status), reason: c.Reason})

@@ -41,7 +41,7 @@ func (c *countingRegisterer) MustRegister(cs ...prometheus.Collector) {
 }
 
 // TestMetricsTableMatchesRegistry registers the metrics into a fresh
-// registry with NewMetrics, records one value in each, gathers them, and
+// registry with NewMetrics and CountRollingOut, records one value in each, gathers them, and
 // compares them with the "Metrics" table of docs/reference.md: every
 // metric the add-on registers has a row, every row names one it registers,
 // and each row's type and labels are the registered metric's.
@@ -55,6 +55,7 @@ func TestMetricsTableMatchesRegistry(t *testing.T) {
 	m.observe(key, plan.Conclusion{Status: metav1.ConditionTrue, Reason: api.DriftCorrectedReason, Drifted: 0})
 	m.observePruned([]manifest.ID{{GroupKind: manifest.Metal3DataTemplateKind, Namespace: "fleet", Name: "x-0123456789"}})
 	m.Duration(key, time.Now())
+	m.CountRollingOut(func() int { return 1 })
 
 	families, err := reg.Gather()
 	g.Expect(err).NotTo(HaveOccurred())
