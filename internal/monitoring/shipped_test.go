@@ -58,7 +58,7 @@ func TestAlertsHaveRunbooks(t *testing.T) {
 			g.Expect(anchors).To(HaveKey(anchor), "%s: docs/runbooks.md has the section #%s", r.Alert, anchor)
 		}
 	}
-	g.Expect(alerts).To(ConsistOf("TemplateDriftNotInSync", "TemplateDriftCorrectionFailing",
+	g.Expect(alerts).To(ConsistOf("TemplateDriftNotInSync", "TemplateDriftCorrectionFailing", "TemplateDriftRolloutAwaitingApproval",
 		"TemplateDriftReconcileErrors", "TemplateDriftControllerDown"))
 }
 
@@ -80,7 +80,8 @@ func TestMatcherValues(t *testing.T) {
 	reasons := []string{api.NoDriftDetectedReason, api.DriftCorrectedReason, api.DriftDetectedReason,
 		api.CorrectionFailedReason, api.CorrectionBlockedReason, api.ReleaseUnavailableReason,
 		api.ReleaseInProgressReason, api.ClusterUnavailableReason, api.ClusterPausedReason,
-		api.InvalidConfigurationReason, api.AccessDeniedReason, api.OwnershipConflictReason}
+		api.InvalidConfigurationReason, api.AccessDeniedReason, api.OwnershipConflictReason,
+		api.RolloutAwaitingApprovalReason, api.RolloutBudgetExhaustedReason}
 	// allowed maps a metric name prefix and a label to the values the
 	// add-on writes there.
 	allowed := map[[2]string][]string{
