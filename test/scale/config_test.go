@@ -92,5 +92,5 @@ func TestConfigFromEnv(t *testing.T) {
 // own resync and no other flag of the benchmark's.
 func TestControllerFlagsForChaos(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(ControllerFlags(Config{Resync: 20 * time.Second})).To(Equal([]string{"--watch-all-namespaces=true", "--resync-interval=20s", "--log-level=info"}))
+	g.Expect(ControllerFlags(Config{Resync: 20 * time.Second})).To(Equal([]string{"--watch-all-namespaces=true", "--resync-interval=20s", "--log-level=info", "--rollouts=allow"}))
 }

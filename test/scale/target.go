@@ -49,11 +49,13 @@ func BuildController(ctx context.Context, root string) (string, error) {
 }
 
 // ControllerFlags are the flags the add-on runs with, besides its
-// loopback metrics and health addresses: every namespace, cfg.Resync, then
-// cfg.ControllerArgs. Everything else is the binary's default, as a user
-// would run it (--concurrent, --kube-api-qps, ...).
+// loopback metrics and health addresses: every namespace, cfg.Resync,
+// rollouts allowed (the fleets measure corrections, rotations that roll
+// Machines among them, not approvals), then cfg.ControllerArgs.
+// Everything else is the binary's default, as a user would run it
+// (--concurrent, --kube-api-qps, ...).
 func ControllerFlags(cfg Config) []string {
-	return append([]string{"--watch-all-namespaces=true", "--resync-interval=" + cfg.Resync.String(), "--log-level=info"},
+	return append([]string{"--watch-all-namespaces=true", "--resync-interval=" + cfg.Resync.String(), "--log-level=info", "--rollouts=allow"},
 		cfg.ControllerArgs...)
 }
 
