@@ -16,6 +16,7 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/diffreport"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/pipeline"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
 	"github.com/templatedrift/template-drift-controller/internal/release"
 	"github.com/templatedrift/template-drift-controller/internal/target"
 )
@@ -40,6 +41,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	kubeContext := fs.String("context", "", "The kubeconfig context to use.")
 	kinds := fs.StringSlice("template-kinds", manifest.DefaultTemplateKinds, "The template kinds, as group/KindPattern globs.")
 	sa := fs.String("default-service-account", "", "The service account impersonated for HelmReleases that name none.")
+	rollouts := fs.String("rollouts", plan.RolloutsDeny.String(), "The controller's --rollouts: the rollout policy of a HelmRelease that sets none (deny or allow).")
 	timeout := fs.Duration("timeout", time.Minute, "How long the diff may take.")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -54,7 +56,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 	d, err := diffHelmRelease(ctx, diffOptions{name: fs.Arg(0), namespace: *namespace, kubeconfig: *kubeconfig,
-		context: *kubeContext, kinds: *kinds, defaultSA: *sa})
+		context: *kubeContext, kinds: *kinds, defaultSA: *sa, rollouts: *rollouts})
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return diffreport.ExitError
@@ -72,7 +74,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 }
 
 type diffOptions struct {
-	name, namespace, kubeconfig, context, defaultSA string
+	name, namespace, kubeconfig, context, defaultSA, rollouts string
 	kinds                                           []string
 }
 
@@ -108,7 +110,12 @@ func diffHelmRelease(ctx context.Context, o diffOptions) (diffreport.DiffReport,
 	if err != nil {
 		return diffreport.DiffReport{}, err
 	}
-	engine := &pipeline.Engine{Kinds: kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes), MaxManifestBytes: manifest.DefaultMaxManifestBytes}
+	rollouts, err := plan.ParseRolloutPolicy(o.rollouts)
+	if err != nil {
+		return diffreport.DiffReport{}, fmt.Errorf("--rollouts: %w", err)
+	}
+	engine := &pipeline.Engine{Kinds: kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes),
+		MaxManifestBytes: manifest.DefaultMaxManifestBytes, Rollouts: rollouts}
 	res, err := engine.Run(ctx, pipeline.Request{HelmRelease: hr, Target: tg, ReadOnly: true})
 	if err != nil {
 		return diffreport.DiffReport{}, err

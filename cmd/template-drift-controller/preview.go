@@ -16,12 +16,12 @@ import (
 	"helm.sh/helm/v4/pkg/strvals"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
 	"github.com/templatedrift/template-drift-controller/internal/preview"
 	"github.com/templatedrift/template-drift-controller/internal/render"
 )
@@ -47,6 +47,7 @@ type previewOptions struct {
 	valuesFiles, sets                              []string
 	helmReleaseFile, chartPath                     string
 	kinds                                          []string
+	rollouts                                       string
 	// client holds --kube-api-qps and --kube-api-burst, the controller's
 	// flags with its defaults. A fleet's previews share one client, and
 	// client-go's own default (5 requests a second) made `-A` wait on it
@@ -72,6 +73,7 @@ func runPreview(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig (default: $KUBECONFIG or ~/.kube/config).")
 	fs.StringVar(&o.context, "context", "", "The kubeconfig context to use.")
 	fs.StringSliceVar(&o.kinds, "template-kinds", manifest.DefaultTemplateKinds, "The template kinds, as group/KindPattern globs.")
+	fs.StringVar(&o.rollouts, "rollouts", plan.RolloutsDeny.String(), "The controller's --rollouts: the rollout policy of a HelmRelease that sets none (deny or allow).")
 	timeout := fs.Duration("timeout", 5*time.Minute, "How long the preview may take.")
 	o.client.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -150,6 +152,10 @@ func previewHelmReleases(ctx context.Context, o previewOptions) ([]preview.Repor
 	if err != nil {
 		return nil, err
 	}
+	rollouts, err := plan.ParseRolloutPolicy(o.rollouts)
+	if err != nil {
+		return nil, fmt.Errorf("--rollouts: %w", err)
+	}
 	c, err := client.New(cfg, client.Options{Scheme: newScheme()})
 	if err != nil {
 		return nil, fmt.Errorf("failed to create client: %w", err)
@@ -168,13 +174,14 @@ func previewHelmReleases(ctx context.Context, o previewOptions) ([]preview.Repor
 	if err != nil {
 		return nil, fmt.Errorf("failed to reach the cluster: %w", err)
 	}
+	base := preview.Request{Local: c, Target: c, TargetConfig: cfg, Cluster: shared, Kinds: kinds, Rollouts: rollouts}
 	reports := make([]preview.Report, 0, len(hrs))
 	for i := range hrs {
 		proposed, err := o.propose(&hrs[i], proposedChart)
 		if err != nil {
 			return nil, err
 		}
-		rep, err := previewOne(ctx, cfg, shared, c, kinds, proposed, proposedChart)
+		rep, err := previewOne(ctx, base, proposed, proposedChart)
 		if err != nil {
 			return nil, fmt.Errorf("HelmRelease %s/%s: %w", hrs[i].Namespace, hrs[i].Name, err)
 		}
@@ -292,13 +299,14 @@ func mergeValues(a, b map[string]any) map[string]any {
 	return out
 }
 
-// previewOne previews one HelmRelease on its cluster. The preview acts as
+// previewOne previews one HelmRelease on its cluster, with the request
+// every HelmRelease of the command shares. The preview acts as
 // the kubeconfig's identity; a HelmRelease that deploys elsewhere
 // (spec.kubeConfig) is not previewed.
-func previewOne(ctx context.Context, cfg *rest.Config, shared *render.Cluster, c client.Client, kinds *manifest.KindMatcher, hr *helmv2.HelmRelease, proposedChart *chart.Chart) (preview.Report, error) {
+func previewOne(ctx context.Context, base preview.Request, hr *helmv2.HelmRelease, proposedChart *chart.Chart) (preview.Report, error) {
 	if hr.Spec.KubeConfig != nil {
 		return preview.Report{}, errors.New("it deploys to a remote cluster (spec.kubeConfig): previewing a remote target is not supported yet")
 	}
-	return preview.Run(ctx, preview.Request{HelmRelease: hr, Chart: proposedChart, Local: c, Target: c, TargetConfig: cfg,
-		Cluster: shared, Kinds: kinds, Now: time.Now()})
+	base.HelmRelease, base.Chart, base.Now = hr, proposedChart, time.Now()
+	return preview.Run(ctx, base)
 }

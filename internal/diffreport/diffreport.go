@@ -62,8 +62,27 @@ type DiffTemplate struct {
 	HeldBy []string `json:"heldBy,omitempty"`
 	// Action says what a pass would do with it (plan.Describe), for a
 	// template whose state differs from its manifest.
-	Action  string       `json:"action,omitempty"`
+	Action string `json:"action,omitempty"`
+	// Rollout is the rollout of Machines the correction makes, or waits
+	// to make, with the id that approves it.
+	Rollout *DiffRollout `json:"rollout,omitempty"`
 	Changes []DiffChange `json:"changes,omitempty"`
+}
+
+// DiffRollout is a correction's rollout of Machines (plan.MachineRollout).
+type DiffRollout struct {
+	ID string `json:"id"`
+	// State is Allowed, Approved, AwaitingApproval or AwaitingBudget.
+	State     string           `json:"state"`
+	Consumers []RolledConsumer `json:"consumers"`
+}
+
+// RolledConsumer is a consumer a rollout repoints; Machines is null when
+// its count is not known.
+type RolledConsumer struct {
+	Kind     string `json:"kind"`
+	Name     string `json:"name"`
+	Machines *int64 `json:"machines"`
 }
 
 // DiffConsumer is a consumer whose references a correction rewrites.
@@ -138,6 +157,16 @@ func TemplateOf(t plan.TemplatePlan) DiffTemplate {
 	}
 	if t.Outcome.Differs() || len(t.HeldBy()) > 0 {
 		dt.Action, _ = plan.Describe(t, false)
+	}
+	if r := t.Rollout; r != nil {
+		dt.Rollout = &DiffRollout{ID: r.ID, State: string(r.State), Consumers: []RolledConsumer{}}
+		for _, c := range r.Consumers {
+			rc := RolledConsumer{Kind: c.ID.Kind, Name: c.ID.Name}
+			if c.Machines.Known {
+				rc.Machines = &c.Machines.N
+			}
+			dt.Rollout.Consumers = append(dt.Rollout.Consumers, rc)
+		}
 	}
 	for _, c := range t.Changes {
 		dt.Changes = append(dt.Changes, DiffChange{Path: c.Path, Op: string(c.Op), Before: c.Before, After: c.After})
