@@ -75,7 +75,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 
 type diffOptions struct {
 	name, namespace, kubeconfig, context, defaultSA, rollouts string
-	kinds                                           []string
+	kinds                                                     []string
 }
 
 func diffHelmRelease(ctx context.Context, o diffOptions) (diffreport.DiffReport, error) {

@@ -52,78 +52,24 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 	if v := d.Verdict; v != nil {
 		return Conclusion{Status: v.Status, Reason: v.Reason, Remove: v.Remove, Silent: v.Silent, Drifted: UnknownDrift, Warning: warns(v.Reason)}
 	}
-	c := Conclusion{}
-	failed, blocked, corrected := false, false, false
-	var awaiting RolloutState
-	conflict := len(d.Conflicts) > 0
-	for _, t := range d.Templates {
-		if t.Outcome != OutcomeSkipped && t.Outcome != OutcomeConflict {
-			c.Checked++
-		}
-		switch t.Outcome {
-		case OutcomeFailed:
-			failed = true
-			c.Drifted++
-		case OutcomeBlocked:
-			blocked = true
-			c.Drifted++
-		case OutcomeWaiting, OutcomeHeld:
-			c.Drifted++
-		case OutcomeAwaitingRollout:
-			c.Drifted++
-			if awaiting != RolloutAwaitingApproval {
-				awaiting = t.Rollout.State
-			}
-			if d.Act && t.Rollout.State == RolloutAwaitingApproval {
-				c.AwaitingApproval++
-			}
-		case OutcomeDrifted, OutcomeMissing:
-			corrected = corrected || d.Act
-			if d.Corrects(t) {
-				c.Corrections = append(c.Corrections, Correction{Kind: t.ID.Kind, Strategy: t.Strategy})
-			}
-			// A rotation that consumers outside the release still hold
-			// leaves the drifted original in use: not in sync.
-			if !d.Act || len(t.HeldBy()) > 0 {
-				c.Drifted++
-			}
-		case OutcomeCorrected:
-			corrected = true
-		case OutcomeConflict:
-			conflict = true
-		}
-		if len(t.HeldBy()) > 0 && !t.Outcome.Differs() && t.Outcome != OutcomeDrifted && t.Outcome != OutcomeMissing {
-			// Consumers outside the release keep the drifted original in
-			// use, whatever else is said of it.
-			c.Drifted++
-		}
-		switch {
-		case t.Restored && d.Act:
-			corrected = true
-		case t.Restored, t.ConsumersBehind() && !d.Act:
-			// Consumers do not point where they must: drift of their
-			// references. A pass that may write repoints consumers behind
-			// a rotation done earlier and tells it with its own event.
-			c.Drifted++
-		}
-	}
+	c, f := tally(d)
 	switch {
 	case actErr != nil:
 		c.Status, c.Reason, c.CorrectionsFailed = metav1.ConditionFalse, api.CorrectionFailedReason, true
 		c.Drifted = differing(d.Templates)
-	case failed && d.Act:
+	case f.failed && d.Act:
 		c.Status, c.Reason = metav1.ConditionFalse, api.CorrectionFailedReason
-	case blocked && d.Act:
+	case f.blocked && d.Act:
 		c.Status, c.Reason = metav1.ConditionFalse, api.CorrectionBlockedReason
-	case conflict:
+	case f.conflict:
 		c.Status, c.Reason = metav1.ConditionFalse, api.OwnershipConflictReason
-	case awaiting == RolloutAwaitingApproval && d.Act:
+	case f.awaiting == RolloutAwaitingApproval && d.Act:
 		c.Status, c.Reason = metav1.ConditionFalse, api.RolloutAwaitingApprovalReason
-	case awaiting == RolloutAwaitingBudget && d.Act:
+	case f.awaiting == RolloutAwaitingBudget && d.Act:
 		c.Status, c.Reason = metav1.ConditionFalse, api.RolloutBudgetExhaustedReason
 	case c.Drifted > 0 || (!d.Act && d.ConsumersDiffer()):
 		c.Status, c.Reason = metav1.ConditionFalse, api.DriftDetectedReason
-	case corrected:
+	case f.corrected:
 		c.Status, c.Reason = metav1.ConditionTrue, api.DriftCorrectedReason
 	default:
 		c.Status, c.Reason = metav1.ConditionTrue, api.NoDriftDetectedReason
@@ -133,6 +79,73 @@ func Conclude(d Decisions, actErr error, writes int) Conclusion {
 	}
 	c.Warning = warns(c.Reason)
 	return c
+}
+
+// findings are what the templates' outcomes say, for the condition's reason.
+type findings struct {
+	failed, blocked, corrected, conflict bool
+	// awaiting is RolloutAwaitingApproval when a correction waits for an
+	// approval, else RolloutAwaitingBudget when one waits for the budget.
+	awaiting RolloutState
+}
+
+// tally counts what a pass's templates amount to: the templates checked
+// and still differing, the corrections to count, and its findings.
+func tally(d Decisions) (Conclusion, findings) {
+	c := Conclusion{}
+	f := findings{conflict: len(d.Conflicts) > 0}
+	for _, t := range d.Templates {
+		if t.Outcome != OutcomeSkipped && t.Outcome != OutcomeConflict {
+			c.Checked++
+		}
+		switch t.Outcome {
+		case OutcomeFailed:
+			f.failed = true
+			c.Drifted++
+		case OutcomeBlocked:
+			f.blocked = true
+			c.Drifted++
+		case OutcomeWaiting, OutcomeHeld:
+			c.Drifted++
+		case OutcomeAwaitingRollout:
+			c.Drifted++
+			if f.awaiting != RolloutAwaitingApproval {
+				f.awaiting = t.Rollout.State
+			}
+			if d.Act && t.Rollout.State == RolloutAwaitingApproval {
+				c.AwaitingApproval++
+			}
+		case OutcomeDrifted, OutcomeMissing:
+			f.corrected = f.corrected || d.Act
+			if d.Corrects(t) {
+				c.Corrections = append(c.Corrections, Correction{Kind: t.ID.Kind, Strategy: t.Strategy})
+			}
+			// A rotation that consumers outside the release still hold
+			// leaves the drifted original in use: not in sync.
+			if !d.Act || len(t.HeldBy()) > 0 {
+				c.Drifted++
+			}
+		case OutcomeCorrected:
+			f.corrected = true
+		case OutcomeConflict:
+			f.conflict = true
+		}
+		if len(t.HeldBy()) > 0 && !t.Outcome.Differs() && t.Outcome != OutcomeDrifted && t.Outcome != OutcomeMissing {
+			// Consumers outside the release keep the drifted original in
+			// use, whatever else is said of it.
+			c.Drifted++
+		}
+		switch {
+		case t.Restored && d.Act:
+			f.corrected = true
+		case t.Restored, t.ConsumersBehind() && !d.Act:
+			// Consumers do not point where they must: drift of their
+			// references. A pass that may write repoints consumers behind
+			// a rotation done earlier and tells it with its own event.
+			c.Drifted++
+		}
+	}
+	return c, f
 }
 
 // warns reports whether the condition's event for reason is a Warning. It

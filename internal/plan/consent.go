@@ -16,14 +16,14 @@ import (
 type RolloutState string
 
 const (
-	// RolloutAllowed: the release's rollout policy is allow; it is made.
+	// RolloutAllowed means the release's rollout policy is allow; it is made.
 	RolloutAllowed RolloutState = "Allowed"
-	// RolloutApproved: its id is approved; it is made.
+	// RolloutApproved means its id is approved; it is made.
 	RolloutApproved RolloutState = "Approved"
-	// RolloutAwaitingApproval: the policy is deny and its id is not
+	// RolloutAwaitingApproval means the policy is deny and its id is not
 	// approved; nothing is written for the correction.
 	RolloutAwaitingApproval RolloutState = "AwaitingApproval"
-	// RolloutAwaitingBudget: it may be made, but the fleet's rollout budget
+	// RolloutAwaitingBudget means it may be made, but the fleet's rollout budget
 	// is spent; nothing is written for the correction until a rollout ends.
 	RolloutAwaitingBudget RolloutState = "AwaitingBudget"
 )
@@ -77,14 +77,14 @@ type Approval struct {
 type ApprovalState string
 
 const (
-	// ApprovalUsed: a rollout waiting for this id is made this pass.
+	// ApprovalUsed means a rollout waiting for this id is made this pass.
 	ApprovalUsed ApprovalState = "Used"
-	// ApprovalWaiting: the rollout it approves waits for the budget.
+	// ApprovalWaiting means the rollout it approves waits for the budget.
 	ApprovalWaiting ApprovalState = "Waiting"
-	// ApprovalDone: the rollout was made earlier (a consumer of the
+	// ApprovalDone means the rollout was made earlier (a consumer of the
 	// release records it); it rolls nothing again.
 	ApprovalDone ApprovalState = "Done"
-	// ApprovalStale: the id matches no rollout of the release, made or
+	// ApprovalStale means the id matches no rollout of the release, made or
 	// waiting: the chart or the live objects changed since it was read.
 	ApprovalStale ApprovalState = "Stale"
 )
