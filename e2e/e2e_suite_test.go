@@ -68,9 +68,9 @@ var _ = Describe("Pivot, client-side apply release (first installed by Helm 3)",
 	})
 })
 
-var _ = Describe("Pivot with a locked template, client-side apply release, add-on in the lockdown", func() {
+var _ = Describe("Pivot with locked templates, client-side apply release, add-on in the lockdown; a rollout approved", func() {
 	PivotSpec(context.Background(), func() PivotSpecInput {
-		return PivotSpecInput{Name: "csa-locked", SSA: false, Locked: true, Lockdown: true}
+		return PivotSpecInput{Name: "csa-locked", SSA: false, Locked: true, Lockdown: true, LockedPool: true}
 	})
 })
 

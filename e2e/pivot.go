@@ -42,6 +42,9 @@ type PivotSpecInput struct {
 	// Locked makes the pivot also change the Metal3DataTemplate metaData
 	// (the image server IP), which CAPM3 refuses to modify.
 	Locked bool
+	// LockedPool adds a pool whose locked machine template the pivot
+	// drifts: its correction rolls Machines, and waits for an approval.
+	LockedPool bool
 	// Lockdown installs the add-on's chart with defaultServiceAccount set:
 	// its own role then reads no Secret and writes no template, and every
 	// pass reads and writes as the tenant's ServiceAccount.
@@ -125,7 +128,7 @@ func PivotSpec(ctx context.Context, inputGetter func() PivotSpecInput) {
 }
 
 func (r *pivotRun) values(url, ip, maxPods string) framework.ClusterValues {
-	return framework.ClusterValues{ImageURL: url, ImageServerIP: ip, KubeletMaxPods: maxPods}
+	return framework.ClusterValues{ImageURL: url, ImageServerIP: ip, KubeletMaxPods: maxPods, LockedPool: r.in.LockedPool}
 }
 
 // mgmtIP is the image server IP the management release renders.
@@ -299,6 +302,9 @@ func (r *pivotRun) heal(ctx context.Context) {
 	if r.in.SSA && r.in.Locked {
 		r.blockedThenWayOut(ctx, dataTemplatesBefore)
 	}
+	if r.in.LockedPool {
+		r.approveThenRoll(ctx)
+	}
 	Eventually(func() string { return reason(ctx, c, r.key, api.TemplatesInSyncCondition) }).Should(Equal(wantReason))
 	if r.in.Locked {
 		r.expectLockedHealed(ctx)
@@ -367,7 +373,7 @@ func (r *pivotRun) upgrade(ctx context.Context) {
 	v := r.values(mgmtURL, r.mgmtIP(), "200")
 	run := r.preview(ctx, "kubelet-200", &v)
 	mds := run.objects("MachineDeployment")
-	Expect(mds).To(ConsistOf(HaveField("Rolls", true)), "the preview: the MachineDeployment rolls")
+	Expect(mds).To(HaveEach(HaveField("Rolls", true)), "the preview: the MachineDeployments roll")
 	Expect(run.objects("KubeadmConfigTemplate")).To(ContainElement(And(HaveField("Name", refsBefore["md.configRef"]),
 		HaveField("Change", preview.ChangeDelete))), "the preview: the old bootstrap template is deleted")
 	r.upgradeTo(ctx, "200")

@@ -39,4 +39,7 @@ func TestChartNames(t *testing.T) {
 	upgraded := names(t, map[string]any{"kubeletArgs": map[string]any{"max-pods": "200"}})
 	g.Expect(upgraded["KubeadmConfigTemplate"]).NotTo(Equal(base["KubeadmConfigTemplate"]))
 	g.Expect(upgraded["Metal3MachineTemplate"]).To(Equal(base["Metal3MachineTemplate"]))
+	locked := names(t, map[string]any{"lockedPool": true})
+	g.Expect(locked["LockedMachineTemplate"]).To(ConsistOf("mgmt-locked"), "the image URL is not hashed: the pivot changes it under the same name")
+	g.Expect(locked["MachineDeployment"]).To(ConsistOf("mgmt-md0", "mgmt-locked"))
 }

@@ -27,6 +27,8 @@ type ClusterValues struct {
 	KubeletMaxPods          string
 	// KubernetesVersion, when set, overrides the valuesFrom ConfigMap's.
 	KubernetesVersion string
+	// LockedPool adds the pool on a locked machine template.
+	LockedPool bool
 }
 
 func (v ClusterValues) json() *apiextensionsv1.JSON {
@@ -36,6 +38,9 @@ func (v ClusterValues) json() *apiextensionsv1.JSON {
 	}
 	if v.KubernetesVersion != "" {
 		m["kubernetesVersion"] = v.KubernetesVersion
+	}
+	if v.LockedPool {
+		m["lockedPool"] = true
 	}
 	b, _ := json.Marshal(m)
 	return &apiextensionsv1.JSON{Raw: b}

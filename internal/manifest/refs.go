@@ -128,16 +128,14 @@ func ReadPaths(gk schema.GroupKind) ([][]string, bool) {
 // RolloutStatusPaths are the fields of a MachineDeployment, MachinePool or
 // control plane that say how many Machines it has and whether a rollout is
 // in progress: replicas wanted, Cluster API's count of the Machines it has,
-// the up-to-date ones, the generation observed and the conditions (v1beta2
-// at status, v1beta1 under status.v1beta2).
+// the up-to-date ones (v1beta2 at status, v1beta1 under status.v1beta2)
+// and the generation observed.
 var RolloutStatusPaths = [][]string{
 	{"spec", "replicas"},
 	{"status", "replicas"},
 	{"status", "upToDateReplicas"},
-	{"status", "observedGeneration"},
-	{"status", "conditions"},
 	{"status", "v1beta2", "upToDateReplicas"},
-	{"status", "v1beta2", "conditions"},
+	{"status", "observedGeneration"},
 }
 
 // IsConsumer reports whether objects of gk may reference templates.

@@ -231,8 +231,8 @@ func TestCountMachines(t *testing.T) {
 	g.Expect(plan.MachineCount{N: 1, Known: true}.String()).To(Equal("1 Machine"))
 }
 
-// TestRollingOut: Cluster API's signals of a rollout in progress, at
-// v1beta2 and v1beta1, and a release counts only a consumer the add-on
+// TestRollingOut: the fields Cluster API derives its RollingOut condition
+// from, at v1beta2 and v1beta1, and a release counts only a consumer the add-on
 // rolled.
 func TestRollingOut(t *testing.T) {
 	cases := []struct {
@@ -241,8 +241,8 @@ func TestRollingOut(t *testing.T) {
 		gen    int64
 		want   bool
 	}{
-		{name: "settled", status: `{observedGeneration: 3, replicas: 2, upToDateReplicas: 2, conditions: [{type: RollingOut, status: "False"}]}`, gen: 3},
-		{name: "RollingOut True", status: `{observedGeneration: 3, upToDateReplicas: 2, conditions: [{type: RollingOut, status: "True"}]}`, gen: 3, want: true},
+		{name: "settled", status: `{observedGeneration: 3, replicas: 2, upToDateReplicas: 2}`, gen: 3},
+		{name: "an old Machine left after a surge", status: `{observedGeneration: 3, replicas: 3, upToDateReplicas: 2}`, gen: 3, want: true},
 		{name: "fewer up to date than wanted", status: `{observedGeneration: 3, upToDateReplicas: 1}`, gen: 3, want: true},
 		{name: "generation not observed yet", status: `{observedGeneration: 2, upToDateReplicas: 2}`, gen: 3, want: true},
 		{name: "v1beta1: the v1beta2 status", status: `{observedGeneration: 3, v1beta2: {upToDateReplicas: 0}}`, gen: 3, want: true},

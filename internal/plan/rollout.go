@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -262,29 +261,21 @@ func CountMachines(consumer *unstructured.Unstructured) MachineCount {
 }
 
 // RollingOut reports whether consumer (a MachineDeployment, MachinePool or
-// control plane) is rolling out, as Cluster API v1.14 says it: its
-// RollingOut condition is True, or fewer of its Machines are up to date
-// than it wants, or its controller has not yet observed its latest
-// generation (a reference just repointed).
+// control plane) is rolling out, from the fields Cluster API v1.14 derives
+// its RollingOut condition from: fewer of its Machines are up to date than
+// it wants or has (an old Machine not yet deleted after a surge), or its
+// controller has not yet observed its latest generation (a reference just
+// repointed). The condition itself is not read: the cache keeps no
+// conditions, and these fields say the same.
 func RollingOut(consumer *unstructured.Unstructured) bool {
 	if g, found, _ := unstructured.NestedInt64(consumer.Object, "status", "observedGeneration"); found && g < consumer.GetGeneration() {
 		return true
 	}
-	v1beta2 := []string{"status"}
+	path := []string{"status", "upToDateReplicas"}
 	if isV1Beta1(consumer) {
-		v1beta2 = []string{"status", "v1beta2"}
+		path = []string{"status", "v1beta2", "upToDateReplicas"}
 	}
-	at := func(field string) []string { return append(slices.Clone(v1beta2), field) }
-	want, wantFound, _ := unstructured.NestedInt64(consumer.Object, "spec", "replicas")
-	upToDate, found, _ := unstructured.NestedInt64(consumer.Object, at("upToDateReplicas")...)
-	if wantFound && found && upToDate < want {
-		return true
-	}
-	conditions, _, _ := unstructured.NestedSlice(consumer.Object, at("conditions")...)
-	for _, c := range conditions {
-		if m, ok := c.(map[string]any); ok && m["type"] == clusterv1.RollingOutCondition && m["status"] == "True" {
-			return true
-		}
-	}
-	return false
+	upToDate, found, _ := unstructured.NestedInt64(consumer.Object, path...)
+	m := CountMachines(consumer)
+	return found && m.Known && upToDate < m.N
 }
