@@ -64,7 +64,7 @@ func TestConfigFromEnv(t *testing.T) {
 			g.Expect(c.Floor).To(BeFalse())
 			g.Expect(c.CPUProfile).To(Equal(25 * time.Second))
 			g.Expect(ControllerFlags(c)).To(Equal([]string{"--watch-all-namespaces=true", "--resync-interval=30s",
-				"--log-level=info", "--concurrent=8", "--kube-api-qps=100"}))
+				"--log-level=info", "--rollouts=allow", "--concurrent=8", "--kube-api-qps=100"}))
 		}},
 		{name: "explicit window", env: map[string]string{"BENCH_WINDOW": "90s"}, check: func(g Gomega, c Config) {
 			g.Expect(c.Window).To(Equal(90 * time.Second))
