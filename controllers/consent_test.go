@@ -2,7 +2,7 @@ package controllers_test
 
 import (
 	"regexp"
-	"strings"
+	"strconv"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -18,11 +18,11 @@ import (
 // condition names what would roll; an approval with the id rolls exactly
 // once; a stale one rolls nothing.
 
-// lockedPool is a second worker pool of 2 replicas on the locked fixture
-// kind (its spec refused by a CEL rule, as a provider's webhook would), so
-// that its drift is corrected only by a rotation that repoints, and rolls,
-// the MachineDeployment.
-func lockedPool(image string) string {
+// lockedPool is a second worker pool of replicas on the locked fixture kind
+// (its spec refused by a CEL rule, as a provider's webhook would), so that
+// its drift is corrected only by a rotation that repoints, and rolls, the
+// MachineDeployment. It reuses the chart's KubeadmConfigTemplate.
+func lockedPool(image string, replicas int) string {
 	return `---
 apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
 kind: LockedMachineTemplate
@@ -36,7 +36,7 @@ kind: MachineDeployment
 metadata: {name: mgmt-md1}
 spec:
   clusterName: mgmt
-  replicas: 2
+  replicas: ` + strconv.Itoa(replicas) + `
   selector: {matchLabels: {}}
   template:
     spec:
@@ -51,7 +51,7 @@ spec:
 // Metal3 templates, which heal in place.
 func lockedPoolWorld(t *testing.T, annotations map[string]string) *world {
 	live, release := bootstrap, mgmt
-	live.Extra, release.Extra = lockedPool(bootstrap.ImageURL), lockedPool(mgmt.ImageURL)
+	live.Extra, release.Extra = lockedPool(bootstrap.ImageURL, 2), lockedPool(mgmt.ImageURL, 2)
 	return newWorld(t, scenario{annotations: annotations, live: live, release: release, applyMethod: "csa"})
 }
 
@@ -167,7 +167,7 @@ func TestRolloutBudget(t *testing.T) {
 	var worlds []*world
 	for range 3 {
 		live, release := bootstrap, mgmt
-		live.Extra, release.Extra = noReplicas(lockedPool(bootstrap.ImageURL)), noReplicas(lockedPool(mgmt.ImageURL))
+		live.Extra, release.Extra = lockedPool(bootstrap.ImageURL, 0), lockedPool(mgmt.ImageURL, 0)
 		worlds = append(worlds, newWorld(t, scenario{annotations: enabled, live: live, release: release, applyMethod: "csa", budget: budget}))
 	}
 	rolled := func(w *world) bool {
@@ -193,9 +193,4 @@ func TestRolloutBudget(t *testing.T) {
 	third.reconcile()
 	g.Expect(rolled(third)).To(BeFalse(), "the second release's rollout holds the budget now")
 	g.Expect(third.condition().Reason).To(Equal(api.RolloutBudgetExhaustedReason))
-}
-
-// noReplicas scales the locked pool to none.
-func noReplicas(pool string) string {
-	return strings.Replace(pool, "replicas: 2", "replicas: 0", 1)
 }

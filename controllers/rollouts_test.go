@@ -143,35 +143,6 @@ func TestRolloutRepointedDataTemplateRollsNoMachines(t *testing.T) {
 	expectQuietSecondPass(w)
 }
 
-// lockedWorkers is a second worker pool on the locked fixture kind (a
-// provider whose webhook refuses any change of the template spec), so that
-// a drift in it can only be corrected by rotation and a repointed
-// MachineDeployment. It reuses the chart's KubeadmConfigTemplate.
-func lockedWorkers(image string) string {
-	return `---
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-kind: LockedMachineTemplate
-metadata: {name: mgmt-md1}
-spec:
-  template:
-    spec: {image: "` + image + `", flavor: small}
----
-apiVersion: cluster.x-k8s.io/v1beta2
-kind: MachineDeployment
-metadata: {name: mgmt-md1}
-spec:
-  clusterName: mgmt
-  replicas: 1
-  selector: {matchLabels: {}}
-  template:
-    spec:
-      clusterName: mgmt
-      bootstrap:
-        configRef: {apiGroup: bootstrap.cluster.x-k8s.io, kind: KubeadmConfigTemplate, name: mgmt-md0}
-      infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: LockedMachineTemplate, name: mgmt-md1}
-`
-}
-
 // TestRolloutLockedMachineTemplateRollsOnce proves "rotated, rolls
 // machines: yes" true: repointing a MachineDeployment at the replacement of
 // its locked machine template makes the real MachineDeployment controller
@@ -179,7 +150,7 @@ spec:
 // replacement, and the add-on leaves the MachineSets alone.
 func TestRolloutLockedMachineTemplateRollsOnce(t *testing.T) {
 	live, release := bootstrap, mgmt
-	live.Extra, release.Extra = lockedWorkers(bootstrap.ImageURL), lockedWorkers(mgmt.ImageURL)
+	live.Extra, release.Extra = lockedPool(bootstrap.ImageURL, 1), lockedPool(mgmt.ImageURL, 1)
 	w := newWorld(t, scenario{annotations: enabled, live: live, release: release, applyMethod: "csa"})
 	g := w.g
 	first := firstMachineSet(w, "mgmt-md1")

@@ -45,10 +45,7 @@ func (r *pivotRun) lockedPoolRef(ctx context.Context) string {
 func (r *pivotRun) approveThenRoll(ctx context.Context) {
 	c := r.mgmt.Client
 	By("a rotation that would roll the locked pool waits for approval")
-	Eventually(func() string { return reason(ctx, c, r.key, api.TemplatesInSyncCondition) }).Should(Equal(api.RolloutAwaitingApprovalReason))
-	cond, _, err := framework.Condition(ctx, c, r.key, api.TemplatesInSyncCondition)
-	Expect(err).NotTo(HaveOccurred())
-	fmt.Fprintf(GinkgoWriter, "OBSERVED TemplatesInSync (%s, awaiting approval): %s/%s: %s\n", r.in.Name, cond.Status, cond.Reason, cond.Message)
+	cond := r.awaitTemplatesInSync(ctx, api.RolloutAwaitingApprovalReason, "awaiting approval")
 	Expect(cond.Message).To(MatchRegexp(`LockedMachineTemplate/` + lockedPool + `: waits for approval of rollout [0-9a-f]{10}: would rotate to ` +
 		lockedPool + `-[0-9a-f]{10}, replacing the Machines of MachineDeployment ` + ns + `/` + lockedPool + ` \(0 Machines\)`))
 	Expect(cond.Message).To(ContainSubstring("Approve with: kubectl -n " + ns + " annotate helmrelease cluster " + api.ApproveRolloutAnnotation + "="))

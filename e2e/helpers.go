@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/e2e/framework"
 )
 
@@ -93,4 +94,15 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// awaitTemplatesInSync waits for the TemplatesInSync condition's reason,
+// then logs the condition, seen when, and returns it.
+func (r *pivotRun) awaitTemplatesInSync(ctx context.Context, wantReason, when string) *metav1.Condition {
+	c := r.mgmt.Client
+	Eventually(func() string { return reason(ctx, c, r.key, api.TemplatesInSyncCondition) }).Should(Equal(wantReason))
+	cond, _, err := framework.Condition(ctx, c, r.key, api.TemplatesInSyncCondition)
+	Expect(err).NotTo(HaveOccurred())
+	fmt.Fprintf(GinkgoWriter, "OBSERVED TemplatesInSync (%s, %s): %s/%s: %s\n", r.in.Name, when, cond.Status, cond.Reason, cond.Message)
+	return cond
 }

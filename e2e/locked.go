@@ -40,10 +40,7 @@ func (r *pivotRun) uids(ctx context.Context, kind string) map[string]string {
 func (r *pivotRun) blockedThenWayOut(ctx context.Context, before map[string]string) {
 	c := r.mgmt.Client
 	By("server-side apply: no correction of the in-use locked data templates can stick; the add-on says so and writes nothing")
-	Eventually(func() string { return reason(ctx, c, r.key, api.TemplatesInSyncCondition) }).Should(Equal(api.CorrectionBlockedReason))
-	cond, _, err := framework.Condition(ctx, c, r.key, api.TemplatesInSyncCondition)
-	Expect(err).NotTo(HaveOccurred())
-	fmt.Fprintf(GinkgoWriter, "OBSERVED TemplatesInSync (%s, blocked): %s/%s: %s\n", r.in.Name, cond.Status, cond.Reason, cond.Message)
+	cond := r.awaitTemplatesInSync(ctx, api.CorrectionBlockedReason, "blocked")
 	Expect(cond.Status).To(Equal(metav1.ConditionFalse))
 	// The chart puts a content hash in template names, as Sylva's does.
 	// The control-plane Machine's claim, and the Metal3Data CAPM3 rendered
