@@ -198,9 +198,9 @@ func (r *pivotRun) previewVersionBump(ctx context.Context) {
 	v.KubernetesVersion = "v1.34.1"
 	run := r.preview(ctx, "version", &v)
 	kcps := run.objects("KubeadmControlPlane")
-	Expect(kcps).To(ConsistOf(And(HaveField("Rolls", true), HaveField("Machines", BeNumerically(">", 0)))))
+	Expect(kcps).To(ConsistOf(And(HaveField("Rolls", true), HaveField("Machines", HaveValue(BeNumerically(">", 0))))))
 	Expect(framework.SetValues(ctx, r.mgmt.Client, r.key, v)).To(Succeed())
-	Eventually(func() int { return r.controlPlaneMachinesNotUpToDate(ctx) }).Should(Equal(kcps[0].Machines), "as predicted")
+	Eventually(func() int { return r.controlPlaneMachinesNotUpToDate(ctx) }).Should(BeEquivalentTo(*kcps[0].Machines), "as predicted")
 }
 
 // controlPlaneMachinesNotUpToDate counts the control plane's Machines whose

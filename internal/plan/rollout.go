@@ -191,40 +191,6 @@ func rolloutAfterPassed(before, after *unstructured.Unstructured, now time.Time,
 	return fmt.Sprintf("%s %s passed", strings.Join(path[1:], "."), want), true
 }
 
-// Machines is how many Machines a rollout of one consumer replaces.
-type Machines struct {
-	// Replicas is the consumer's spec.replicas: the Machines it wants.
-	Replicas int64
-	// Owned counts the Machines that exist for it now.
-	Owned int
-}
-
-// The labels Cluster API puts on the Machines of a MachineDeployment and of
-// a control plane, with the owner's name.
-const (
-	deploymentNameLabel   = "cluster.x-k8s.io/deployment-name"
-	controlPlaneNameLabel = "cluster.x-k8s.io/control-plane-name"
-)
-
-// MachinesOf counts the Machines of consumer (a MachineDeployment or a
-// control plane) among machines, the Machines of its namespace, by the
-// label Cluster API gives each Machine with its owner's name, and reads its
-// replicas.
-func MachinesOf(consumer *unstructured.Unstructured, machines []unstructured.Unstructured) Machines {
-	var m Machines
-	m.Replicas, _, _ = unstructured.NestedInt64(consumer.Object, "spec", "replicas")
-	label := controlPlaneNameLabel
-	if consumer.GetKind() == "MachineDeployment" {
-		label = deploymentNameLabel
-	}
-	for _, machine := range machines {
-		if machine.GetNamespace() == consumer.GetNamespace() && machine.GetLabels()[label] == consumer.GetName() {
-			m.Owned++
-		}
-	}
-	return m
-}
-
 // MachineCount is how many Machines a rollout of one consumer replaces, as
 // its live object says; Known is false when the object does not say.
 type MachineCount struct {
@@ -249,9 +215,12 @@ func (m MachineCount) String() string {
 // the Machines it wants (spec.replicas) and those it has (status.replicas,
 // Cluster API's count of the Machines of a MachineDeployment's
 // MachineSets, of a control plane, of a MachinePool). A rollout replaces
-// every one of them. Unknown when the object has neither field.
+// every one of them. Unknown when the object has neither field, or is nil.
 func CountMachines(consumer *unstructured.Unstructured) MachineCount {
 	var m MachineCount
+	if consumer == nil {
+		return m
+	}
 	for _, path := range [][]string{{"spec", "replicas"}, {"status", "replicas"}} {
 		if n, found, err := unstructured.NestedInt64(consumer.Object, path...); found && err == nil {
 			m.N, m.Known = max(m.N, n), true

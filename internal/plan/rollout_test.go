@@ -219,21 +219,3 @@ func FuzzMachineDeploymentRollout(f *testing.F) {
 		}
 	})
 }
-
-func TestMachinesOf(t *testing.T) {
-	g := NewWithT(t)
-	machine := func(ns, label, owner string) unstructured.Unstructured {
-		m := unstructured.Unstructured{}
-		m.SetKind("Machine")
-		m.SetNamespace(ns)
-		m.SetLabels(map[string]string{label: owner})
-		return m
-	}
-	machines := []unstructured.Unstructured{
-		machine("ns", deploymentNameLabel, "md0"), machine("ns", deploymentNameLabel, "md0"),
-		machine("ns", deploymentNameLabel, "md1"), machine("other", deploymentNameLabel, "md0"),
-		machine("ns", controlPlaneNameLabel, "cp"),
-	}
-	g.Expect(MachinesOf(fromYAML(t, mdV1beta2), machines)).To(Equal(Machines{Replicas: 3, Owned: 2}))
-	g.Expect(MachinesOf(fromYAML(t, kcpV1beta2), machines)).To(Equal(Machines{Replicas: 3, Owned: 1}))
-}

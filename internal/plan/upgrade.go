@@ -146,10 +146,6 @@ func changedByServer(live, after *unstructured.Unstructured) bool {
 	return !equality.Semantic.DeepEqual(strip(live), strip(after))
 }
 
-// Rolled is how many Machines a rollout replaces: the Machines that exist
-// for the consumer, or its replicas when more are wanted than exist.
-func (m Machines) Rolled() int { return max(m.Owned, int(m.Replicas)) }
-
 // DriftFate is what a Helm upgrade does to a template's drift, as the
 // add-on's passes before and after it see the template.
 type DriftFate string

@@ -48,12 +48,6 @@ func TestJudgeUpgrade(t *testing.T) {
 	NewWithT(t).Expect(err).To(HaveOccurred(), "an effect the rules cannot give is an error")
 }
 
-func TestMachinesRolled(t *testing.T) {
-	g := NewWithT(t)
-	g.Expect(Machines{Replicas: 3, Owned: 1}.Rolled()).To(Equal(3))
-	g.Expect(Machines{Replicas: 1, Owned: 2}.Rolled()).To(Equal(2), "a surge Machine too")
-}
-
 func TestUpgradeRefusal(t *testing.T) {
 	g := NewWithT(t)
 	gr := schema.GroupResource{Group: "infrastructure.cluster.x-k8s.io", Resource: "metal3datatemplates"}

@@ -12,7 +12,6 @@ import (
 	"helm.sh/helm/v4/pkg/storage"
 	"helm.sh/helm/v4/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -87,7 +86,6 @@ func Run(ctx context.Context, req Request) (Report, error) {
 	for _, o := range oldObjs {
 		old[manifest.IDOf(o)] = o
 	}
-	machines := map[string][]unstructured.Unstructured{}
 	// after is the world the upgrade leaves, for the add-on's pass over it.
 	after := map[manifest.ID]*unstructured.Unstructured{}
 	for _, o := range newObjs {
@@ -100,7 +98,7 @@ func Run(ctx context.Context, req Request) (Report, error) {
 		if a.refused == nil {
 			after[id] = a.after
 		}
-		obj, err := req.predict(ctx, o, a, machines)
+		obj, err := req.predict(o, a)
 		if err != nil {
 			return rep, err
 		}
@@ -153,36 +151,21 @@ func lastRelease(cfg *rest.Config, hr *helmv2.HelmRelease) (*helmv1.Release, err
 
 // predict says what the server's answer a means for the object the new
 // manifest renders as o (plan.JudgeUpgrade), and counts the Machines of a
-// consumer that rolls.
-func (req Request) predict(ctx context.Context, o *unstructured.Unstructured, a applied, machines map[string][]unstructured.Unstructured) (Object, error) {
+// consumer that rolls (plan.CountMachines, as the controller counts them).
+func (req Request) predict(o *unstructured.Unstructured, a applied) (Object, error) {
 	v, err := plan.JudgeUpgrade(plan.UpgradeFacts{Live: a.live, After: a.after, Refusal: a.refused,
 		Template: req.Kinds.Match(o.GroupVersionKind().GroupKind()), Now: req.Now})
 	if err != nil {
 		return Object{}, err
 	}
 	obj := req.objectOf(o, v, a.refused)
-	if v.Rollout.Rolls {
-		list, err := req.machinesOf(ctx, o.GetNamespace(), machines)
-		if err != nil {
-			return obj, err
-		}
-		obj.Machines = plan.MachinesOf(a.live, list).Rolled()
+	if !v.Rollout.Rolls {
+		return obj, nil
+	}
+	if m := plan.CountMachines(a.live); m.Known {
+		obj.Machines = &m.N
 	}
 	return obj, nil
-}
-
-// machinesOf lists the Machines of namespace once per preview.
-func (req Request) machinesOf(ctx context.Context, namespace string, cache map[string][]unstructured.Unstructured) ([]unstructured.Unstructured, error) {
-	if l, ok := cache[namespace]; ok {
-		return l, nil
-	}
-	l := &unstructured.UnstructuredList{}
-	l.SetGroupVersionKind(schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "MachineList"})
-	if err := req.Target.List(ctx, l, client.InNamespace(namespace)); err != nil {
-		return nil, fmt.Errorf("failed to list the Machines of %s: %w", namespace, err)
-	}
-	cache[namespace] = l.Items
-	return l.Items, nil
 }
 
 func (req Request) objectOf(o *unstructured.Unstructured, v plan.UpgradeEffect, refusal error) Object {

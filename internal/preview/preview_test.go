@@ -192,7 +192,7 @@ func TestPreviewPredicts(t *testing.T) {
 				g.Expect(changed["MachineDeployment"]).To(HaveLen(1))
 				md := changed["MachineDeployment"][0]
 				g.Expect(md.Rolls).To(BeTrue())
-				g.Expect(md.Machines).To(Equal(1), "replicas: 1")
+				g.Expect(md.Machines).To(HaveValue(BeEquivalentTo(1)), "replicas: 1")
 				g.Expect(md.Reasons).To(ContainElement("KubeadmConfig is not up-to-date"))
 				g.Expect(preview.ExitCode([]preview.Report{rep}, preview.FailOnFailure)).To(Equal(preview.ExitOK))
 				g.Expect(preview.ExitCode([]preview.Report{rep}, preview.FailOnRollout)).To(Equal(preview.ExitFound))

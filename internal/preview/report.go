@@ -54,9 +54,9 @@ type Object struct {
 	Fails   bool   `json:"fails"`
 	Message string `json:"message,omitempty"`
 	// Rolls: Cluster API replaces the consumer's Machines, Machines of
-	// them, for Reasons.
+	// them (nil when its object does not say), for Reasons.
 	Rolls    bool     `json:"rolls"`
-	Machines int      `json:"machines,omitempty"`
+	Machines *int64   `json:"machines,omitempty"`
 	Reasons  []string `json:"reasons,omitempty"`
 	// Note says what the change means otherwise.
 	Note string `json:"note,omitempty"`
@@ -86,12 +86,14 @@ func (r Report) Fails() bool {
 	return false
 }
 
-// RolledMachines counts the Machines the upgrade would replace, and the
-// consumers that roll.
+// RolledMachines counts the Machines the upgrade would replace (of the
+// consumers whose count is known), and the consumers that roll.
 func (r Report) RolledMachines() (machines, consumers int) {
 	for _, o := range r.Objects {
 		if o.Rolls {
-			machines += o.Machines
+			if o.Machines != nil {
+				machines += int(*o.Machines)
+			}
 			consumers++
 		}
 	}
@@ -315,7 +317,10 @@ func rolls(o Object) string {
 	if !o.Rolls {
 		return "no"
 	}
-	return fmt.Sprintf("%d %s", o.Machines, plural(o.Machines, "Machine", "Machines"))
+	if o.Machines == nil {
+		return "an unknown number of Machines"
+	}
+	return fmt.Sprintf("%d %s", *o.Machines, plural(int(*o.Machines), "Machine", "Machines"))
 }
 
 func note(o Object) string {

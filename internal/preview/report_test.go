@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
 )
 
 var (
@@ -14,8 +15,8 @@ var (
 		{Kind: "Metal3MachineTemplate", Name: "mgmt-md0", Change: ChangeUpdate, Note: "in place: rolls nothing; only Machines created later get the change"},
 	}}
 	rolling = Report{HelmRelease: "fleet/b", Chart: "cluster@1.0.0", ApplyMethod: "ssa", Objects: []Object{
-		{Kind: "MachineDeployment", Name: "mgmt-md0", Change: ChangeUpdate, Rolls: true, Machines: 3, Reasons: []string{"Version v1.35.0, v1.36.0 required"}},
-		{Kind: "KubeadmControlPlane", Name: "mgmt-cp", Change: ChangeUpdate, Rolls: true, Machines: 3},
+		{Kind: "MachineDeployment", Name: "mgmt-md0", Change: ChangeUpdate, Rolls: true, Machines: ptr.To[int64](3), Reasons: []string{"Version v1.35.0, v1.36.0 required"}},
+		{Kind: "KubeadmControlPlane", Name: "mgmt-cp", Change: ChangeUpdate, Rolls: true, Machines: ptr.To[int64](3)},
 	}}
 	failing = Report{HelmRelease: "fleet/c", Chart: "cluster@1.0.0", ApplyMethod: "csa", Objects: []Object{
 		{Kind: "Metal3DataTemplate", Name: "mgmt-cp-metadata", Change: ChangeRefused, Fails: true, Message: `denied | "cannot be modified"`},
