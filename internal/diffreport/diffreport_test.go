@@ -302,3 +302,33 @@ func TestDiffReportConflict(t *testing.T) {
 	g.Expect(b.String()).To(ContainSubstring("MachineDeployment/md0: not this release's, left untouched (owned by release fleet/victim)"))
 	g.Expect(b.String()).To(ContainSubstring("0 of 2 templates drifted"))
 }
+
+// TestDiffReportRolloutJSON: a correction that waits for an approval
+// carries its rollout: the id to approve, its state, and each consumer
+// with its Machines, null when the count is not known (never 0).
+func TestDiffReportRolloutJSON(t *testing.T) {
+	g := NewWithT(t)
+	md := manifest.ID{GroupKind: manifest.MachineDeploymentKind, Namespace: "fleet", Name: "md-0"}
+	cp := manifest.ID{GroupKind: manifest.KubeadmControlPlaneKind, Namespace: "fleet", Name: "cp"}
+	waiting := func(t *plan.TemplatePlan) {
+		rotated(t)
+		t.Rollout = &plan.MachineRollout{ID: "0123456789", To: replacement, State: plan.RolloutAwaitingApproval, Was: plan.OutcomeDrifted,
+			Consumers: []plan.RolledConsumer{{ID: md, Machines: plan.MachineCount{N: 2, Known: true}}, {ID: cp}}}
+	}
+	var js bytes.Buffer
+	g.Expect(NewDiffReport("fleet/cluster-a", result(tmpl("workers", plan.OutcomeAwaitingRollout, waiting))).WriteJSON(&js)).To(Succeed())
+	var m struct {
+		InSync    bool             `json:"inSync"`
+		Templates []map[string]any `json:"templates"`
+	}
+	g.Expect(json.Unmarshal(js.Bytes(), &m)).To(Succeed())
+	g.Expect(m.InSync).To(BeFalse())
+	g.Expect(m.Templates[0]).To(HaveKeyWithValue("state", "AwaitingRollout"))
+	g.Expect(m.Templates[0]).To(HaveKeyWithValue("action", HavePrefix("waits for approval of rollout 0123456789: would rotate to "+replacement)))
+	g.Expect(m.Templates[0]).To(HaveKeyWithValue("rollout", map[string]any{
+		"id": "0123456789", "state": "AwaitingApproval", "consumers": []any{
+			map[string]any{"kind": "MachineDeployment", "name": "md-0", "machines": float64(2)},
+			map[string]any{"kind": "KubeadmControlPlane", "name": "cp", "machines": nil},
+		},
+	}))
+}

@@ -189,3 +189,18 @@ func TestParseOptionsGateConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestParseRolloutPolicy: the controller's --rollouts (and diff's and
+// preview's): unset fails closed, to deny; anything but deny or allow is
+// an error naming the value.
+func TestParseRolloutPolicy(t *testing.T) {
+	g := NewWithT(t)
+	for in, want := range map[string]plan.RolloutPolicy{"": plan.RolloutsDeny, "deny": plan.RolloutsDeny, "allow": plan.RolloutsAllow} {
+		got, err := plan.ParseRolloutPolicy(in)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(got).To(Equal(want), "%q", in)
+	}
+	_, err := plan.ParseRolloutPolicy("Allow")
+	g.Expect(err).To(MatchError(plan.ErrInvalidConfiguration))
+	g.Expect(err.Error()).To(ContainSubstring(`"Allow"`))
+}
