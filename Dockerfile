@@ -37,7 +37,7 @@ LABEL org.opencontainers.image.title="template-drift-controller" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${COMMIT}" \
       org.opencontainers.image.created="${DATE}" \
-      org.opencontainers.image.licenses="NOASSERTION"
+      org.opencontainers.image.licenses="Apache-2.0"
 COPY --from=builder /out/template-drift-controller /template-drift-controller
 USER 65532:65532
 ENTRYPOINT ["/template-drift-controller"]

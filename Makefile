@@ -139,9 +139,9 @@ release-notes: ## Print the CHANGELOG section of RELEASE_VERSION (default VERSIO
 IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
 IMAGE_DIR ?= _artifacts/image
 IMAGE_SOURCE ?= https://github.com/templatedrift/template-drift-controller
-# The org.opencontainers.image.licenses label, an SPDX expression; the
-# repository states no license yet, so the label makes no assertion.
-IMAGE_LICENSES ?= NOASSERTION
+# The org.opencontainers.image.licenses label, an SPDX expression: the
+# LICENSE file's.
+IMAGE_LICENSES ?= Apache-2.0
 # Where `make image-push` pushes: the chart's default image.repository and tag.
 IMAGE ?= ghcr.io/templatedrift/template-drift-controller:$(VERSION)
 IMAGE_TOOL := bin/image-tool

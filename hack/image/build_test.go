@@ -49,7 +49,7 @@ func testOptions(t *testing.T) buildOptions {
 		bins = append(bins, b)
 	}
 	return buildOptions{binaries: bins, epoch: 1780000000, version: "1.2.3", revision: "0123abc",
-		source: "https://example.com/tdc", licenses: "NOASSERTION"}
+		source: "https://example.com/tdc", licenses: "Apache-2.0"}
 }
 
 // buildLayout builds o into a new layout and returns its directory.
