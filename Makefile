@@ -102,6 +102,9 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 # second build: the tests beside it may leave files that would make the
 # tree look dirty).
 VERSION := $(VERSION)
+# `make release VERSION=v0.2.0` and VERSION=0.2.0 are one version: the tag
+# has the v, the chart, the image tag and --version do not.
+override VERSION := $(patsubst v%,%,$(VERSION))
 COMMIT := $(COMMIT)
 SOURCE_DATE_EPOCH := $(SOURCE_DATE_EPOCH)
 DATE := $(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r $(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ)
@@ -172,6 +175,83 @@ image-check: image ## Build the image a second time and check it: platforms, use
 .PHONY: image-push
 image-push: image ## Push the image index to IMAGE (default: the chart's image, tag VERSION) with the Docker config's credentials.
 	$(IMAGE_TOOL) push --layout $(IMAGE_DIR)/layout --image $(IMAGE)
+
+# A release (docs/release.md): `make release VERSION=vX.Y.Z` writes into
+# RELEASE_DIR every file a release page holds. Its intermediate files (the
+# binaries, the image's layout) go to RELEASE_DIR.work. Every file is the
+# same bytes for one commit, whatever the machine's clock: `make
+# release-check` builds it twice and compares SHA256SUMS.
+RELEASE_DIR ?= _artifacts/release
+RELEASE_WORK = $(RELEASE_DIR).work
+# The CLI's platforms; CI builds linux/amd64 only.
+CLI_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+CHART_DIR := charts/template-drift-controller
+# Where `make release-push` pushes the chart: oci://$(CHART_REPOSITORY)/template-drift-controller:VERSION.
+CHART_REPOSITORY ?= ghcr.io/templatedrift/charts
+IMAGE_REPOSITORY = $(firstword $(subst :, ,$(IMAGE)))
+RELEASE_TOOL := bin/release-tool
+# cyclonedx-gomod is pinned in hack/build-tools.sh and built into bin/ by it.
+CYCLONEDX_GOMOD_VERSION ?= $(shell sed -n 's/^CYCLONEDX_GOMOD_VERSION=//p' hack/build-tools.sh)
+CYCLONEDX_GOMOD ?= bin/cyclonedx-gomod/$(CYCLONEDX_GOMOD_VERSION)/cyclonedx-gomod
+# The release's files, named after VERSION.
+R = $(RELEASE_DIR)/template-drift-controller
+CHART_VERSION = $(shell sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' $(CHART_DIR)/Chart.yaml)
+CHART_APP_VERSION = $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' $(CHART_DIR)/Chart.yaml)
+
+.PHONY: release-tool
+release-tool:
+	$(GO) build -o $(RELEASE_TOOL) ./hack/release
+
+.PHONY: release-version
+release-version: ## Fail unless VERSION is the chart's version and appVersion and has a CHANGELOG section.
+	@if [ "$(VERSION)" != "$(CHART_VERSION)" ] || [ "$(VERSION)" != "$(CHART_APP_VERSION)" ]; then \
+	  echo "release: VERSION $(VERSION) is not the chart's version $(CHART_VERSION) and appVersion $(CHART_APP_VERSION) (docs/release.md, Cutting a release)"; exit 1; \
+	fi
+	@$(MAKE) --no-print-directory -s release-notes RELEASE_VERSION=$(VERSION) >/dev/null
+
+.PHONY: release
+release: release-version image image-tool release-tool ## Write a release into RELEASE_DIR (VERSION=vX.Y.Z): image layout, chart, install.yaml, CLI archives, SBOMs, notes, SHA256SUMS.
+	bash hack/build-tools.sh cyclonedx-gomod
+	rm -rf $(RELEASE_DIR) $(RELEASE_WORK)/cli
+	mkdir -p $(RELEASE_DIR) $(RELEASE_WORK)/cli
+	$(IMAGE_TOOL) archive --out $(R)_$(VERSION)_image.oci.tar --epoch $(SOURCE_DATE_EPOCH) --dir $(IMAGE_DIR)/layout
+	$(RELEASE_TOOL) chart --chart $(CHART_DIR) --out $(RELEASE_DIR) --epoch $(SOURCE_DATE_EPOCH)
+	$(RELEASE_TOOL) install --image $(IMAGE_REPOSITORY)@$$($(IMAGE_TOOL) digest --layout $(IMAGE_DIR)/layout) \
+	  --version $(VERSION) --out $(RELEASE_DIR)/install.yaml
+	@for p in $(CLI_PLATFORMS); do \
+	  os=$${p%%/*}; arch=$${p#*/}; out=$(RELEASE_WORK)/cli/$$os-$$arch; \
+	  echo "go build templatedrift $$p"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build $(GO_BUILD_FLAGS) -o $$out/templatedrift ./cmd/templatedrift || exit 1; \
+	  $(IMAGE_TOOL) archive --gzip --out $(RELEASE_DIR)/templatedrift_$(VERSION)_$${os}_$${arch}.tar.gz --epoch $(SOURCE_DATE_EPOCH) \
+	    --file templatedrift=$$out/templatedrift --file LICENSE=LICENSE --file README.md=README.md \
+	    --link kubectl-templatedrift=templatedrift || exit 1; \
+	done
+	$(CYCLONEDX_GOMOD) bin -json -notimestamp -noserial -licenses -version v$(VERSION) \
+	  -output $(RELEASE_DIR)/templatedrift_$(VERSION).sbom.cdx.json $(RELEASE_WORK)/cli/$(subst /,-,$(firstword $(CLI_PLATFORMS)))/templatedrift
+	$(CYCLONEDX_GOMOD) bin -json -notimestamp -noserial -licenses -version v$(VERSION) \
+	  -output $(R)_$(VERSION).sbom.cdx.json $(IMAGE_DIR)/bin/$(subst /,-,$(firstword $(IMAGE_PLATFORMS)))/template-drift-controller
+	$(IMAGE_TOOL) sbom --layout $(IMAGE_DIR)/layout --repository $(IMAGE_REPOSITORY) --epoch $(SOURCE_DATE_EPOCH) \
+	  --licenses $(IMAGE_LICENSES) --binary-sbom $(R)_$(VERSION).sbom.cdx.json --out $(R)_$(VERSION)_image.sbom.cdx.json
+	$(MAKE) --no-print-directory -s release-notes RELEASE_VERSION=$(VERSION) >$(RELEASE_DIR)/RELEASE_NOTES.md
+	$(IMAGE_TOOL) sums --dir $(RELEASE_DIR) --out $(RELEASE_DIR)/SHA256SUMS
+	@echo "release $(VERSION) of $(COMMIT) written to $(RELEASE_DIR):"; cat $(RELEASE_DIR)/SHA256SUMS
+
+.PHONY: release-check
+release-check: ## Build the release twice (the second into RELEASE_DIR-rebuild) and check it: the same SHA256SUMS, the image's checks, each file's contents, the CLI's --version.
+	$(MAKE) --no-print-directory release
+	$(MAKE) --no-print-directory release RELEASE_DIR=$(RELEASE_DIR)-rebuild IMAGE_DIR=$(RELEASE_DIR)-rebuild.work/image \
+	  COMMIT=$(COMMIT) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH)
+	@if ! diff $(RELEASE_DIR)/SHA256SUMS $(RELEASE_DIR)-rebuild/SHA256SUMS; then \
+	  echo "release-check: two builds of $(COMMIT) differ"; exit 1; fi
+	@echo "release-check: two builds give the same SHA256SUMS"
+	$(IMAGE_TOOL) check --layout $(IMAGE_DIR)/layout --platforms "$(IMAGE_PLATFORMS)" --version $(VERSION) --revision $(COMMIT)
+	$(RELEASE_TOOL) verify --dir $(RELEASE_DIR) --version $(VERSION) --commit $(COMMIT) --cli-platform $(firstword $(CLI_PLATFORMS))
+	cd hack/image && $(GO) test -count=1 ./...
+
+.PHONY: release-push
+release-push: release image-push ## Push the release's image (IMAGE) and chart (CHART_REPOSITORY) with the Docker config's credentials.
+	$(RELEASE_TOOL) push-chart --chart $(RELEASE_DIR)/template-drift-controller-$(VERSION).tgz \
+	  --repository $(CHART_REPOSITORY) --epoch $(SOURCE_DATE_EPOCH)
 
 .PHONY: clean
 clean: ## Remove bin/ (the user cache in ~/.cache/template-drift-controller stays).

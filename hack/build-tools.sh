@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Builds the tools the Makefile runs (controller-gen for `make manifests`,
+# cyclonedx-gomod for `make release`,
 # golangci-lint for `make lint` and `make vet`, promtool for
 # `make monitoring-test`) from the Go module proxy with
 # `go install`, into the user cache and bin/<tool>/<version>/, as the other
@@ -28,6 +29,12 @@ GOLANGCI_LINT_VERSION=v2.15.0
 # proxy). The module has no replace directives, so `go install` builds it.
 # The Makefile reads this line (keep it a plain NAME=value assignment).
 PROMTOOL_VERSION=v0.316.0
+
+# cyclonedx-gomod: writes the CycloneDX SBOMs of `make release` from the
+# binaries' build information (its `bin` command). v1.10.0 is the newest on
+# the proxy. The Makefile reads this line (keep it a plain NAME=value
+# assignment).
+CYCLONEDX_GOMOD_VERSION=v1.10.0
 
 # prometheus_release MODULE_VERSION : the Prometheus release of a
 # github.com/prometheus/prometheus module version (v0.316.0 -> 3.16.0).
@@ -69,7 +76,7 @@ build_tool() {
 }
 
 tools=("$@")
-[[ ${#tools[@]} -gt 0 ]] || tools=(controller-gen golangci-lint promtool)
+[[ ${#tools[@]} -gt 0 ]] || tools=(controller-gen golangci-lint promtool cyclonedx-gomod)
 for tool in "${tools[@]}"; do
   case "$tool" in
     controller-gen)
@@ -90,6 +97,9 @@ for tool in "${tools[@]}"; do
         TOOL_LDFLAGS="-X github.com/prometheus/common/version.Version=$release" \
         build_tool promtool "$PROMTOOL_VERSION" \
         github.com/prometheus/prometheus/cmd/promtool "5-10 min" --version ;;
-    *) die "unknown tool $tool (known: controller-gen golangci-lint promtool)" ;;
+    cyclonedx-gomod)
+      build_tool cyclonedx-gomod "$CYCLONEDX_GOMOD_VERSION" \
+        github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod "1-3 min" version ;;
+    *) die "unknown tool $tool (known: controller-gen golangci-lint promtool cyclonedx-gomod)" ;;
   esac
 done

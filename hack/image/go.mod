@@ -9,6 +9,7 @@ require (
 )
 
 require (
+	github.com/CycloneDX/cyclonedx-go v0.9.3 // indirect
 	github.com/docker/cli v29.7.2+incompatible // indirect
 	github.com/docker/docker-credential-helpers v0.9.3 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect

@@ -6,6 +6,15 @@
 //	image build --out DIR --epoch N --version V --revision R --source URL --licenses SPDX --binary OS/ARCH=PATH...
 //	image check --layout DIR [--same-as DIR] --platforms "OS/ARCH ..." [--version V] [--revision R]
 //	image push --layout DIR --image REGISTRY/REPOSITORY:TAG
+//	image digest --layout DIR
+//	image sbom --layout DIR --repository REGISTRY/REPOSITORY --binary-sbom FILE --epoch N --licenses SPDX --out FILE
+//	image archive --out FILE --epoch N [--gzip] (--dir DIR | --file NAME=PATH... [--link NAME=TARGET...])
+//	image sums --dir DIR --out FILE
+//
+// The last four assemble a release (make release): the image's digest
+// that install.yaml pins, the image's SBOM, the CLI archives and the
+// layout's tarball, written as reproducibly as the image's layer, and
+// SHA256SUMS.
 //
 // It is a module of its own, so that its dependencies (go-containerregistry,
 // the Docker config reader it uses for registry credentials) stay out of
@@ -25,7 +34,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
-const usage = `usage: image build|check|push [flags]; image COMMAND -h lists a command's flags`
+const usage = `usage: image build|check|push|digest|sbom|archive|sums [flags]; image COMMAND -h lists a command's flags`
 
 func main() {
 	if len(os.Args) < 2 {
@@ -60,6 +69,14 @@ func run(ctx context.Context, cmd string, args []string, w io.Writer) error {
 		return runCheck(fs, args, w)
 	case "push":
 		return runPush(ctx, fs, args, w)
+	case "digest":
+		return runDigest(fs, args, w)
+	case "sbom":
+		return runSBOM(fs, args, w)
+	case "archive":
+		return runArchive(fs, args, w)
+	case "sums":
+		return runSums(fs, args, w)
 	}
 	return fmt.Errorf("%w: unknown command %q", errUsage, cmd)
 }
@@ -135,6 +152,92 @@ func runPush(ctx context.Context, fs *flag.FlagSet, args []string, w io.Writer) 
 		return fmt.Errorf("%w: push needs --layout and --image", errUsage)
 	}
 	return push(ctx, layoutDir, image, w)
+}
+
+// runDigest prints the digest of a layout's index.
+func runDigest(fs *flag.FlagSet, args []string, w io.Writer) error {
+	var layoutDir string
+	fs.StringVar(&layoutDir, "layout", "", "The OCI layout.")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if layoutDir == "" {
+		return fmt.Errorf("%w: digest needs --layout", errUsage)
+	}
+	_, desc, err := readIndex(layoutDir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, desc.Digest)
+	return nil
+}
+
+// runSBOM writes the image's SBOM.
+func runSBOM(fs *flag.FlagSet, args []string, w io.Writer) error {
+	var o sbomOptions
+	fs.StringVar(&o.layout, "layout", "", "The OCI layout of the image.")
+	fs.StringVar(&o.repository, "repository", "", "The image's repository, REGISTRY/REPOSITORY.")
+	fs.StringVar(&o.binarySBOM, "binary-sbom", "", "The CycloneDX SBOM (JSON) of the image's binary.")
+	fs.Int64Var(&o.epoch, "epoch", 0, "SOURCE_DATE_EPOCH: the SBOM's time.")
+	fs.StringVar(&o.licenses, "licenses", "", "The image's licenses, an SPDX expression.")
+	fs.StringVar(&o.out, "out", "", "The file to write.")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.layout == "" || o.repository == "" || o.binarySBOM == "" || o.out == "" {
+		return fmt.Errorf("%w: sbom needs --layout, --repository, --binary-sbom and --out", errUsage)
+	}
+	if err := writeImageSBOM(o); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "image SBOM written to %s\n", o.out)
+	return nil
+}
+
+// runArchive writes a tar or tar.gz archive.
+func runArchive(fs *flag.FlagSet, args []string, w io.Writer) error {
+	var o archiveOptions
+	fs.StringVar(&o.out, "out", "", "The archive to write.")
+	fs.Int64Var(&o.epoch, "epoch", 0, "SOURCE_DATE_EPOCH: the time of every entry.")
+	fs.BoolVar(&o.gzip, "gzip", false, "Compress the archive with gzip.")
+	fs.StringVar(&o.dir, "dir", "", "A directory whose tree to archive, under relative names.")
+	fs.Func("file", "NAME=PATH: a file to archive as NAME (repeat, in the archive's order).", func(s string) error {
+		o.files = append(o.files, s)
+		return nil
+	})
+	fs.Func("link", "NAME=TARGET: a symbolic link to archive after the files (repeat).", func(s string) error {
+		o.links = append(o.links, s)
+		return nil
+	})
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.out == "" || (o.dir == "") == (len(o.files) == 0) {
+		return fmt.Errorf("%w: archive needs --out and either --dir or --file", errUsage)
+	}
+	if err := writeArchive(o); err != nil {
+		return fmt.Errorf("failed to write %s: %w", o.out, err)
+	}
+	fmt.Fprintf(w, "archive written to %s\n", o.out)
+	return nil
+}
+
+// runSums writes SHA256SUMS.
+func runSums(fs *flag.FlagSet, args []string, w io.Writer) error {
+	var dir, out string
+	fs.StringVar(&dir, "dir", "", "The directory whose files to sum.")
+	fs.StringVar(&out, "out", "", "The file to write, in the directory (SHA256SUMS).")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if dir == "" || out == "" {
+		return fmt.Errorf("%w: sums needs --dir and --out", errUsage)
+	}
+	if err := writeSums(dir, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "checksums written to %s\n", out)
+	return nil
 }
 
 // parseBinary parses OS/ARCH[/VARIANT]=PATH. An arm64 platform without a

@@ -41,7 +41,8 @@ type entry struct {
 	name     string // without the leading slash
 	mode     int64
 	uid, gid int
-	data     []byte // nil for a directory
+	data     []byte // nil for a directory or a link
+	link     string // the target of a symbolic link
 }
 
 // rootFS returns the layer's entries, parents before children: the
@@ -113,9 +114,12 @@ func layerTar(entries []entry, mtime time.Time) ([]byte, error) {
 			Gid:     e.gid,
 			ModTime: mtime,
 		}
-		if e.data == nil {
+		switch {
+		case e.link != "":
+			h.Typeflag, h.Linkname = tar.TypeSymlink, e.link
+		case e.data == nil:
 			h.Typeflag = tar.TypeDir
-		} else {
+		default:
 			h.Typeflag = tar.TypeReg
 			h.Size = int64(len(e.data))
 		}

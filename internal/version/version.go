@@ -13,8 +13,9 @@ import (
 // The variables -ldflags -X sets. The date is the commit's, not the build's,
 // so that two builds of one commit are the same bytes.
 var (
-	// Version is the release version, e.g. 0.1.0 (the chart's appVersion).
-	Version = "dev"
+	// Version is the release version, the chart's appVersion. Its default
+	// is the newest release's (a test in hack/release keeps them equal).
+	Version = "0.2.0"
 	// Commit is the git commit the binary was built from, with -dirty when
 	// the work tree had changes.
 	Commit = "unknown"
