@@ -317,7 +317,7 @@ verify: ## Fail if `go mod tidy` would change go.mod/go.sum or `make manifests` 
 	$(if $(VERIFY_CHART_TEST),$(MAKE) --no-print-directory chart-test,@echo "verify: chart tests left out (VERIFY_CHART_TEST is empty)")
 
 .PHONY: e2e-bin
-e2e-bin: testbin ## Build the Flux controllers and CLI (cached) and the add-on binary for the e2e suite.
+e2e-bin: testbin release-tool ## Build the Flux controllers and CLI (cached), the add-on binary and the release tool for the e2e suite.
 	bash hack/build-flux.sh
 	CGO_ENABLED=0 $(GO) build -o bin/template-drift-controller ./cmd/template-drift-controller
 

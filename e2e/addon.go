@@ -64,8 +64,9 @@ func (r *pivotRun) addonValues() map[string]any {
 	return v
 }
 
-// startAddon installs the add-on's chart with Helm and runs the binary as
-// the rendered Deployment says, as the chart's ServiceAccount.
+// startAddon installs the add-on as config/flux documents, with the real
+// helm-controller from the OCI chart source-controller pulls, and runs the
+// binary as the Deployment says, as the chart's ServiceAccount.
 func (r *pivotRun) startAddon(ctx context.Context) {
 	shape := "default"
 	if r.in.Lockdown {
@@ -73,8 +74,14 @@ func (r *pivotRun) startAddon(ctx context.Context) {
 		By("the lockdown: the tenant's ServiceAccount in the release's namespace may read Helm's storage and write its Cluster API objects")
 		Expect(testenv.GrantTenant(ctx, r.mgmt.Client, ns, tenantAccount, testenv.TenantRules())).To(Succeed())
 	}
-	By("installing the add-on's chart with Helm, " + shape + ", and running it as its Deployment says, with a token of its ServiceAccount")
-	chart, err := framework.InstallAddonChart(ctx, r.mgmt, suite.addonChart, addonNamespace, r.addonValues())
+	By("installing the add-on with helm-controller from its OCI chart (config/flux), " + shape +
+		", and running it as its Deployment says, with a token of its ServiceAccount")
+	key, err := framework.ApplyFluxInstall(ctx, r.mgmt, suite.fluxDir, suite.addonURL, r.addonValues())
+	Expect(err).NotTo(HaveOccurred())
+	Expect(key.Namespace).To(Equal(addonNamespace))
+	Eventually(func() error { return framework.Installed(ctx, r.mgmt.Client, key) }).
+		Should(Succeed(), "helm-controller installs the chart source-controller pulled from the OCI registry")
+	chart, err := framework.DeployedAddon(ctx, r.mgmt, addonNamespace)
 	Expect(err).NotTo(HaveOccurred())
 	_ = os.WriteFile(filepath.Join(suite.artifacts, r.in.Name+"-addon-manifest.yaml"), []byte(chart.Manifest), 0o644)
 	r.addon, err = framework.StartAddon(ctx, r.in.Name+"-template-drift-controller", r.mgmt, chart, suite.bins.Addon, suite.artifacts)

@@ -2,10 +2,12 @@
 
 // Package e2e is the ginkgo end-to-end suite (`make e2e`): the real
 // helm-controller, source-controller, notification-controller and flux
-// CLI, a chart repository on 127.0.0.1 and a real `clusterctl move` between
-// two API servers, with the add-on installed from its chart and run as its
-// Deployment says, as its ServiceAccount. E2E_WITHOUT_ADDON=1 is its
-// negative control.
+// CLI, a chart repository and an OCI registry on 127.0.0.1 and a real
+// `clusterctl move` between two API servers. The add-on is installed as
+// config/flux documents: helm-controller installs its released chart, which
+// source-controller pulls from the registry, and the suite runs the binary
+// as the Deployment says, as its ServiceAccount. E2E_WITHOUT_ADDON=1 is
+// its negative control.
 package e2e
 
 import (
@@ -26,12 +28,15 @@ import (
 )
 
 // suite is what every spec shares: the binaries, the chart repository,
-// the add-on's chart and the artifacts folder.
+// the registry holding the add-on's chart, the chart's oci:// URL, the
+// documented Flux install and the artifacts folder.
 var suite struct {
-	bins       framework.Binaries
-	repo       *framework.ChartRepo
-	addonChart string
-	artifacts  string
+	bins      framework.Binaries
+	repo      *framework.ChartRepo
+	registry  *framework.OCIRegistry
+	addonURL  string
+	fluxDir   string
+	artifacts string
 }
 
 func TestE2E(t *testing.T) {
@@ -48,17 +53,26 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	root, err := testenv.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
-	suite.addonChart = filepath.Join(root, "charts", "template-drift-controller")
+	suite.fluxDir = filepath.Join(root, "config", "flux")
 	suite.artifacts = filepath.Join(root, "_artifacts", "e2e", time.Now().Format("20060102-150405"))
 	Expect(os.MkdirAll(suite.artifacts, 0o755)).To(Succeed())
+	suite.registry, err = framework.StartOCIRegistry()
+	Expect(err).NotTo(HaveOccurred())
+	suite.addonURL, err = suite.registry.PushAddonChart(context.Background(), suite.bins.ReleaseTool,
+		filepath.Join(root, "charts", "template-drift-controller"), suite.artifacts)
+	Expect(err).NotTo(HaveOccurred())
 	suite.repo, err = framework.ServeChart(filepath.Join(root, "e2e", "testdata", "charts", "cluster"))
 	Expect(err).NotTo(HaveOccurred())
-	fmt.Fprintf(GinkgoWriter, "chart repository at %s, artifacts in %s\n", suite.repo.URL, suite.artifacts)
+	fmt.Fprintf(GinkgoWriter, "chart repository at %s, the add-on's chart at %s, artifacts in %s\n",
+		suite.repo.URL, suite.addonURL, suite.artifacts)
 })
 
 var _ = AfterSuite(func() {
 	if suite.repo != nil {
 		suite.repo.Close()
+	}
+	if suite.registry != nil {
+		suite.registry.Close()
 	}
 })
 

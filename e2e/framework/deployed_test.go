@@ -1,21 +1,29 @@
 package framework
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	chartcommon "helm.sh/helm/v4/pkg/chart/common"
+	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/engine"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/kubernetes"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
 const addonChartDir = "../../charts/template-drift-controller"
 
-// renderAddon renders the add-on's chart as InstallAddonChart does, for a
+// renderAddon renders the add-on's chart as Helm installs it, for a
 // server of the test control plane's version, and returns its Deployment
 // and Services.
 func renderAddon(t *testing.T, values map[string]any) *AddonChart {
@@ -112,4 +120,40 @@ func TestTranslateRefuses(t *testing.T) {
 			g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
 		})
 	}
+}
+
+// renderForServer renders ch as release AddonReleaseName in namespace for
+// the API server cs talks to, and returns the manifest Helm would store:
+// every template but NOTES.txt and the hooks (Helm stores those apart), in
+// install order, with Source comments.
+func renderForServer(cs kubernetes.Interface, ch *chart.Chart, namespace string, values map[string]any) (string, error) {
+	version, err := cs.Discovery().ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("failed to read the server's version: %w", err)
+	}
+	caps := chartcommon.DefaultCapabilities.Copy()
+	caps.KubeVersion = chartcommon.KubeVersion{Version: version.GitVersion, Major: version.Major, Minor: version.Minor}
+	top, err := chartutil.ToRenderValuesWithSchemaValidation(ch, values, chartcommon.ReleaseOptions{
+		Name: AddonReleaseName, Namespace: namespace, Revision: 1, IsInstall: true}, caps, false)
+	if err != nil {
+		return "", fmt.Errorf("failed to check the values: %w", err)
+	}
+	files, err := engine.Render(ch, top)
+	if err != nil {
+		return "", fmt.Errorf("failed to render the chart: %w", err)
+	}
+	for name := range files {
+		if strings.HasSuffix(name, "NOTES.txt") {
+			delete(files, name)
+		}
+	}
+	_, manifests, err := releaseutil.SortManifests(files, caps.APIVersions, releaseutil.InstallOrder)
+	if err != nil {
+		return "", fmt.Errorf("failed to sort the rendered manifests: %w", err)
+	}
+	var b strings.Builder
+	for _, m := range manifests {
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", m.Name, m.Content)
+	}
+	return b.String(), nil
 }

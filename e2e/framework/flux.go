@@ -11,6 +11,9 @@ import (
 // Binaries are the paths of the tools the suite runs, built by hack/.
 type Binaries struct {
 	HelmController, SourceController, NotificationController, Flux, Addon string
+	// ReleaseTool is hack/release: it packages and pushes the add-on's
+	// chart as `make release` does.
+	ReleaseTool string
 	// SourceCRDs and NotificationCRDs are source-controller's and
 	// notification-controller's CRD folders.
 	SourceCRDs, NotificationCRDs string
@@ -34,10 +37,11 @@ func DefaultBinaries() (Binaries, error) {
 			"notification-controller"),
 		Flux:             filepath.Join(bin, "flux", v["FLUX_CLI_VERSION"], "flux"),
 		Addon:            filepath.Join(bin, "template-drift-controller"),
+		ReleaseTool:      filepath.Join(bin, "release-tool"),
 		SourceCRDs:       filepath.Join(bin, "crds", "source-controller", v["FLUX_SOURCE_CONTROLLER_VERSION"]),
 		NotificationCRDs: filepath.Join(bin, "crds", "notification-controller", v["NOTIFICATION_CONTROLLER_VERSION"]),
 	}
-	for _, f := range []string{b.HelmController, b.SourceController, b.NotificationController, b.Flux, b.Addon, b.SourceCRDs, b.NotificationCRDs} {
+	for _, f := range []string{b.HelmController, b.SourceController, b.NotificationController, b.Flux, b.Addon, b.ReleaseTool, b.SourceCRDs, b.NotificationCRDs} {
 		if _, err := os.Stat(f); err != nil {
 			return Binaries{}, fmt.Errorf("%s is missing: run `make e2e`, which builds it: %w", f, err)
 		}
