@@ -123,8 +123,8 @@ func diffHelmRelease(ctx context.Context, o diffOptions) (diffreport.DiffReport,
 	return diffreport.NewDiffReport(ns+"/"+o.name, res), nil
 }
 
-// subcommand dispatches `diff` and `preview`; it returns false for the
-// controller itself.
+// subcommand dispatches `diff`, `preview` and `check-metrics`; it returns
+// false for the controller itself.
 func subcommand(args []string) (int, bool) {
 	if len(args) == 0 {
 		return 0, false
@@ -134,6 +134,8 @@ func subcommand(args []string) (int, bool) {
 		return runDiff(args[1:], os.Stdout, os.Stderr), true
 	case "preview":
 		return runPreview(args[1:], os.Stdout, os.Stderr), true
+	case "check-metrics":
+		return runCheckMetrics(args[1:], os.Stdout, os.Stderr), true
 	}
 	return 0, false
 }

@@ -22,6 +22,7 @@ var goldenCases = []struct {
 	{name: "extended", values: "values-extended.yaml"},
 	{name: "monitoring", values: "values-monitoring.yaml"},
 	{name: "preview", values: "values-preview.yaml"},
+	{name: "pod", values: "values-pod.yaml"},
 }
 
 // TestGolden compares the rendered chart with testdata/<name>.golden; run

@@ -1,6 +1,7 @@
 package chart_test
 
 import (
+	"strings"
 	"testing"
 
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -58,6 +59,24 @@ func TestRejectsBadValues(t *testing.T) {
 		{name: "extra env as a map", values: "extraEnv:\n  GOGC: '100'", wantErr: "/extraEnv"},
 		{name: "extra env with a value and a source", values: "extraEnv: [{name: A, value: b, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]", wantErr: "/extraEnv/0"},
 		{name: "extra env with a number", values: "extraEnv: [{name: GOGC, value: 100}]", wantErr: "/extraEnv/0/value"},
+		{name: "digest without its algorithm", values: "image:\n  digest: " + strings.Repeat("ab", 32), wantErr: "/image/digest"},
+		{name: "digest too short", values: "image:\n  digest: sha256:abc", wantErr: "/image/digest"},
+		{name: "digest in capitals", values: "image:\n  digest: sha256:" + strings.Repeat("AB", 32), wantErr: "/image/digest"},
+		{name: "pod label as a number", values: "podLabels:\n  tier: 1", wantErr: "/podLabels/tier"},
+		{name: "pod annotations as a list", values: "podAnnotations: [a]", wantErr: "/podAnnotations"},
+		{name: "priority class not a DNS name", values: "priorityClassName: High", wantErr: "/priorityClassName"},
+		{
+			name:    "spread constraint without a topology key",
+			values:  "topologySpreadConstraints: [{maxSkew: 1, whenUnsatisfiable: ScheduleAnyway}]",
+			wantErr: "/topologySpreadConstraints/0",
+		},
+		{
+			name:    "spread constraint with an unknown policy",
+			values:  "topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: Never}]",
+			wantErr: "/topologySpreadConstraints/0/whenUnsatisfiable",
+		},
+		{name: "misspelt tests key", values: "tests:\n  enable: false", wantErr: "enable"},
+		{name: "pod label replacing a selector label", values: "podLabels:\n  app.kubernetes.io/instance: mine", wantErr: "podLabels.app.kubernetes.io/instance"},
 		{
 			name:    "replicas without leader election",
 			values:  "replicas: 2\nleaderElection:\n  enabled: false",

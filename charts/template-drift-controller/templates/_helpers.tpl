@@ -80,10 +80,25 @@ Name of the ServiceAccount the controller runs as.
 {{- end }}
 
 {{/*
-Container image reference; the tag defaults to the chart's appVersion.
+Container image reference: repository@digest when image.digest is set (the
+tag is then ignored), else repository:tag, the tag defaulting to the chart's
+appVersion.
 */}}
 {{- define "tdc.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The labels the chart sets on the controller's Pods and selects them by (the
+Deployments, the metrics Service, the PodMonitor, Flux's PodMonitor):
+podLabels may not set them.
+*/}}
+{{- define "tdc.ownPodLabels" -}}
+{{- list "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/part-of" "app" | toJson }}
 {{- end }}
 
 {{/*
@@ -98,5 +113,11 @@ Settings that cannot be expressed in values.schema.json.
 {{- end }}
 {{- if and .Values.serviceMonitor.enabled (not .Values.metrics.service.enabled) }}
 {{- fail "serviceMonitor.enabled needs metrics.service.enabled: the ServiceMonitor selects the metrics Service" }}
+{{- end }}
+{{- $own := include "tdc.ownPodLabels" . | fromJsonArray }}
+{{- range $key, $_ := .Values.podLabels }}
+{{- if has $key $own }}
+{{- fail (printf "podLabels.%s: the chart sets this label on its Pods, and its Deployments, metrics Service and PodMonitors select them by it; remove it from podLabels" $key) }}
+{{- end }}
 {{- end }}
 {{- end }}
