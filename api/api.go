@@ -1,7 +1,9 @@
 // Package api holds the names that are this add-on's public contract: the
 // annotations users and the controller put on objects, the HelmRelease
 // condition type and its reasons, and the event reasons. They are constants
-// in one leaf package so that docs, controller and tests cannot disagree.
+// in one leaf package so that docs, controller and tests cannot disagree;
+// EventReason, the one function, derives the event reasons of the
+// condition reasons that have no event of their own.
 package api
 
 // Annotations and labels read from a HelmRelease.
@@ -160,7 +162,8 @@ const (
 	RolloutBudgetExhaustedReason = "RolloutBudgetExhausted"
 )
 
-// Event reasons, on the HelmRelease.
+// Event reasons, on the HelmRelease. Every one starts with
+// EventReasonPrefix.
 const (
 	// TemplateDriftDetectedEvent (Warning): drift found and not corrected.
 	TemplateDriftDetectedEvent = "TemplateDriftDetected"
@@ -184,6 +187,50 @@ const (
 	// TemplateRolloutAwaitingApprovalEvent (Warning): corrections wait for
 	// an approval of their rollout (RolloutAwaitingApprovalReason).
 	TemplateRolloutAwaitingApprovalEvent = "TemplateRolloutAwaitingApproval"
+)
+
+// EventReasonPrefix starts the reason of every event of the add-on. The
+// add-on's events are on the HelmRelease, next to helm-controller's, and
+// forwarded by the same Flux Alerts: without it a reason such as
+// AccessDenied or ReleaseUnavailable would read like one of
+// helm-controller's in `flux events`, and an Alert's filters could not
+// tell them apart.
+const EventReasonPrefix = "Template"
+
+// EventReason returns the reason of the event that tells a pass ended
+// with condition reason conditionReason when that reason has no event of
+// its own above: a verdict (a gate, or an error, stopped the pass) and
+// RolloutBudgetExhaustedReason. It is EventReasonPrefix and the condition
+// reason, as each constant below is; the reporter names these events
+// through it alone.
+func EventReason(conditionReason string) string {
+	return EventReasonPrefix + conditionReason
+}
+
+// Event reasons of the passes EventReason names, each EventReasonPrefix
+// and the condition reason its event tells.
+const (
+	// TemplateAccessDeniedEvent (Warning): a read or list of the pass was
+	// refused (AccessDeniedReason).
+	TemplateAccessDeniedEvent = EventReasonPrefix + AccessDeniedReason
+	// TemplateInvalidConfigurationEvent (Warning): an annotation, a
+	// reference or the strategy is invalid (InvalidConfigurationReason).
+	TemplateInvalidConfigurationEvent = EventReasonPrefix + InvalidConfigurationReason
+	// TemplateReleaseUnavailableEvent (Warning): the stored release cannot
+	// be used, or the target cannot be reached (ReleaseUnavailableReason).
+	TemplateReleaseUnavailableEvent = EventReasonPrefix + ReleaseUnavailableReason
+	// TemplateReleaseInProgressEvent (Normal): Helm is acting on the
+	// release (ReleaseInProgressReason).
+	TemplateReleaseInProgressEvent = EventReasonPrefix + ReleaseInProgressReason
+	// TemplateClusterUnavailableEvent (Warning): a Cluster of the release is
+	// missing or being deleted (ClusterUnavailableReason).
+	TemplateClusterUnavailableEvent = EventReasonPrefix + ClusterUnavailableReason
+	// TemplateClusterPausedEvent (Normal): a Cluster, template or consumer
+	// of the release is paused (ClusterPausedReason).
+	TemplateClusterPausedEvent = EventReasonPrefix + ClusterPausedReason
+	// TemplateRolloutBudgetExhaustedEvent (Normal): a rollout waits for the
+	// rollout budget (RolloutBudgetExhaustedReason).
+	TemplateRolloutBudgetExhaustedEvent = EventReasonPrefix + RolloutBudgetExhaustedReason
 )
 
 // Helm and Cluster API names the add-on reads.

@@ -86,7 +86,7 @@ spec:
 			w.g.Expect(cond.Status).NotTo(Equal(metav1.ConditionTrue))
 			w.g.Expect(cond.Reason).To(Equal(tc.reason))
 			w.g.Expect(cond.Message).To(ContainSubstring(tc.message))
-			w.g.Expect(w.events()).To(ConsistOf(HavePrefix("Warning " + tc.reason)))
+			w.g.Expect(w.events()).To(ConsistOf(HavePrefix("Warning " + api.EventReason(tc.reason))))
 		})
 	}
 }

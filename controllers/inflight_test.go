@@ -70,7 +70,7 @@ func (w *world) expectWaiting(reason, msg, eventType string) {
 	w.g.Expect(cond.Status).To(Equal(metav1.ConditionUnknown))
 	w.g.Expect(cond.Reason).To(Equal(reason))
 	w.g.Expect(cond.Message).To(ContainSubstring(msg))
-	w.g.Expect(w.events()).To(ConsistOf(HavePrefix(eventType + " " + reason)))
+	w.g.Expect(w.events()).To(ConsistOf(HavePrefix(eventType + " " + api.EventReason(reason))))
 }
 
 // TestHelmInFlight drives a real upgrade window. v1 (bootstrap image) is

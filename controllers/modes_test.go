@@ -128,7 +128,7 @@ func TestConfiguration(t *testing.T) {
 	w.g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
 	w.g.Expect(cond.Reason).To(Equal(api.InvalidConfigurationReason))
 	w.g.Expect(cond.Message).To(ContainSubstring(`templatedrift.io/mode="yes-please"`))
-	w.g.Expect(w.events()).To(ConsistOf(HavePrefix("Warning " + api.InvalidConfigurationReason)))
+	w.g.Expect(w.events()).To(ConsistOf(HavePrefix("Warning " + api.TemplateInvalidConfigurationEvent)))
 
 	w.setAnnotations(map[string]string{api.ModeAnnotation: api.ModeEnabled, api.StrategyAnnotation: "sideways"})
 	expectUntouched(w)

@@ -141,7 +141,7 @@ func TestRotateUndoneByHelmRefused(t *testing.T) {
 			g.Expect(cond.Message).To(ContainSubstring("sets every repointed reference back"))
 			g.Expect(cond.Message).To(ContainSubstring("use strategy auto (which recreates a locked template nothing uses, and reports CorrectionBlocked for one in use)"))
 			g.Expect(cond.Message).To(ContainSubstring(tc.message))
-			g.Expect(w.events()).To(ConsistOf(HavePrefix("Warning " + api.InvalidConfigurationReason)))
+			g.Expect(w.events()).To(ConsistOf(HavePrefix("Warning " + api.TemplateInvalidConfigurationEvent)))
 			g.Expect(w.list(m3, "Metal3MachineTemplate")).To(HaveLen(2), "no replacement")
 		})
 	}

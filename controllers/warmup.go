@@ -52,6 +52,10 @@ func (w *releaseWarmup) Start(ctx context.Context) error {
 		hr := &list.Items[i]
 		if warms(hr.GetAnnotations(), hr.Spec.KubeConfig != nil, w.serviceAccount(hr)) {
 			want[[2]string{hr.GetStorageNamespace(), release.Name(hr)}] = true
+			// Decoded with the digest algorithm its status.history names
+			// (helm-controller's --snapshot-digest-algo), its pass finds the
+			// release ready to verify.
+			w.releases.NoteSnapshot(hr.Status.History.Latest())
 		}
 	}
 	if len(want) == 0 {

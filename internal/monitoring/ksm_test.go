@@ -46,7 +46,9 @@ type ksmConfig struct {
 // TestKubeStateMetricsSnippet: the snippet builds gotk_resource_info for
 // HelmReleases, and every label path resolves, the way kube-state-metrics
 // resolves it, on a HelmRelease of helm-controller's API: Flux's labels,
-// and the TemplatesInSync condition's status and reason.
+// the TemplatesInSync condition's status and reason, and those of
+// helm-controller's Drifted. Without drift detection, a HelmRelease has no
+// Drifted condition and no drifted labels.
 func TestKubeStateMetricsSnippet(t *testing.T) {
 	g := NewWithT(t)
 	data, err := os.ReadFile(root + "/" + ksmFile)
@@ -69,28 +71,41 @@ func TestKubeStateMetricsSnippet(t *testing.T) {
 			Conditions: []metav1.Condition{
 				{Type: "Ready", Status: metav1.ConditionTrue, Reason: "UpgradeSucceeded"},
 				{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionFalse, Reason: api.DriftDetectedReason},
+				{Type: helmv2.DriftedCondition, Status: metav1.ConditionFalse, Reason: helmv2.NoDriftDetectedReason},
 			},
 			History: helmv2.Snapshots{{Name: "cluster", Namespace: "fleet", Version: 2, ChartName: "cluster", ChartVersion: "1.2.3", AppVersion: "v1"}},
 		},
 	}
-	raw, err := json.Marshal(hr)
-	g.Expect(err).NotTo(HaveOccurred())
-	var obj map[string]any
-	g.Expect(json.Unmarshal(raw, &obj)).To(Succeed())
-
-	got := map[string]any{}
-	for label, path := range m.Each.Info.LabelsFromPath {
-		got[label] = resolve(obj, path)
+	labels := func(hr helmv2.HelmRelease) map[string]any {
+		raw, err := json.Marshal(hr)
+		g.Expect(err).NotTo(HaveOccurred())
+		var obj map[string]any
+		g.Expect(json.Unmarshal(raw, &obj)).To(Succeed())
+		got := map[string]any{}
+		for label, path := range m.Each.Info.LabelsFromPath {
+			got[label] = resolve(obj, path)
+		}
+		for label, path := range m.LabelsFromPath {
+			got[label] = resolve(obj, path)
+		}
+		return got
 	}
-	for label, path := range m.LabelsFromPath {
-		got[label] = resolve(obj, path)
-	}
-	g.Expect(got).To(Equal(map[string]any{
+	want := map[string]any{
 		"name": "cluster", "exported_namespace": "fleet", "ready": "True", "suspended": nil,
 		"revision": "1.2.3", "chart_name": "cluster", "chart_app_version": "v1",
 		"chart_ref_name": "cluster-chart", "chart_source_name": nil,
 		"templates_in_sync": "False", "templates_in_sync_reason": api.DriftDetectedReason,
-	}), "suspended and the chart source are unset (omitted) on this HelmRelease")
+		"drifted": "False", "drifted_reason": helmv2.NoDriftDetectedReason,
+	}
+	g.Expect(labels(hr)).To(Equal(want), "suspended and the chart source are unset (omitted) on this HelmRelease")
+
+	hr.Status.Conditions[2] = metav1.Condition{Type: helmv2.DriftedCondition, Status: metav1.ConditionTrue, Reason: helmv2.DriftDetectedReason}
+	want["drifted"], want["drifted_reason"] = "True", helmv2.DriftDetectedReason
+	g.Expect(labels(hr)).To(Equal(want), "helm-controller found drift")
+
+	hr.Status.Conditions = hr.Status.Conditions[:2]
+	want["drifted"], want["drifted_reason"] = nil, nil
+	g.Expect(labels(hr)).To(Equal(want), "drift detection never on: no Drifted condition")
 }
 
 // resolve follows a kube-state-metrics path: map keys, list indexes, and

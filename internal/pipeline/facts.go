@@ -105,12 +105,12 @@ func (p *pass) readRelease(ctx context.Context) (*release.Release, manifest.Obje
 	if snap == nil {
 		return nil, manifest.Objects{}, fmt.Errorf("%w: HelmRelease has no release in its history", release.ErrReleaseNotFound)
 	}
-	rel, err := p.engine.Releases.GetIn(ctx, p.source(), p.hr.GetStorageNamespace(), release.Name(p.hr), snap.Version, p.stored)
+	rel, err := p.engine.Releases.GetFor(ctx, p.source(), p.hr.GetStorageNamespace(), release.Name(p.hr), snap, p.stored)
 	if err != nil {
 		return nil, manifest.Objects{}, err
 	}
 	if err := release.VerifySnapshot(rel, snap); err != nil {
-		return rel, manifest.Objects{}, err
+		return rel, manifest.Objects{}, fmt.Errorf("HelmRelease %s/%s: %w", p.hr.Namespace, p.hr.Name, err)
 	}
 	objs, err := p.engine.split(rel)
 	return rel, objs, err

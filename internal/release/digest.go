@@ -1,19 +1,20 @@
 package release
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"slices"
 
+	"github.com/opencontainers/go-digest"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	helmv1 "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // observation reproduces helm-controller v1.6.4's release.Observation
 // (internal/release/observation.go): same fields, same order, same JSON tags.
-// helm-controller's snapshot digest is sha256 over its JSON encoding, so any
-// difference here changes every digest.
+// helm-controller's snapshot digest is a hash (sha256 by default, else
+// --snapshot-digest-algo's) over its JSON encoding, so any difference here
+// changes every digest.
 type observation struct {
 	Name          string         `json:"name"`
 	Version       int            `json:"version"`
@@ -56,8 +57,8 @@ func observe(rls *helmv1.Release) observation {
 }
 
 // digestV164 returns the digest helm-controller v1.6.4 records for this
-// observation when the HelmRelease's artifact has OCI digest oci ("" for
-// non-OCI sources).
+// observation with its default algorithm (sha256) when the HelmRelease's
+// artifact has OCI digest oci ("" for non-OCI sources).
 //
 // helm-controller v1.6.4 is built with Helm v4.2.4, whose release Info has no
 // rollback_revision (added in Helm v4.3). It never sees that field, so it is
@@ -67,53 +68,98 @@ func (o observation) digestV164(oci string) (string, error) {
 	return o.digest(oci)
 }
 
-// digest encodes o with OCIDigest oci the way helm-controller does:
-// json.NewEncoder (HTML escaping on, trailing newline) into sha256.
+// digest encodes o with OCIDigest oci the way helm-controller does with
+// its default algorithm: json.NewEncoder (HTML escaping on, trailing
+// newline) into sha256.
 func (o observation) digest(oci string) (string, error) {
-	o.OCIDigest = oci
-	h := sha256.New()
-	if err := json.NewEncoder(h).Encode(o); err != nil {
-		return "", err
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return o.digestWith(digest.SHA256, oci)
 }
 
-// digesters returns the digesters of o as helm-controller v1.6.4 encodes
-// it (rollback_revision cleared) and, for a rollback, as a helm-controller
-// built with Helm >= v4.3 does (kept).
-func digesters(o observation) (v164, withRollback *digester, err error) {
+// digestWith is digest with algorithm a, as helm-controller computes it
+// under --snapshot-digest-algo=a.
+func (o observation) digestWith(a digest.Algorithm, oci string) (string, error) {
+	if !supported(a) {
+		return "", fmt.Errorf("digest algorithm %q is not supported", a)
+	}
+	o.OCIDigest = oci
+	d := a.Digester()
+	if err := json.NewEncoder(d.Hash()).Encode(o); err != nil {
+		return "", err
+	}
+	return d.Digest().String(), nil
+}
+
+// digesterPair is a release's digesters of one algorithm: v164 for the
+// release as helm-controller v1.6.4 encodes it (rollback_revision cleared)
+// and, for a rollback, withRollback as a helm-controller built with Helm
+// >= v4.3 does (kept); nil otherwise.
+type digesterPair struct {
+	v164, withRollback *digester
+}
+
+// algo is the algorithm of the pair.
+func (d digesterPair) algo() digest.Algorithm { return d.v164.algo }
+
+// newReleaseDigesters returns o's digesters for each of algos, in algos'
+// order, encoding o once (twice for a rollback) whatever their number.
+func newReleaseDigesters(o observation, algos []digest.Algorithm) ([]digesterPair, error) {
 	rev := o.Info.RollbackRevision
 	o.Info.RollbackRevision = 0
-	d, err := newDigester(o)
+	v164, err := newDigesters(o, algos)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	out := make([]digesterPair, len(algos))
+	for i := range v164 {
+		out[i].v164 = &v164[i]
 	}
 	if rev == 0 {
-		return &d, nil, nil
+		return out, nil
 	}
 	o.Info.RollbackRevision = rev
-	r, err := newDigester(o)
+	withRollback, err := newDigesters(o, algos)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return &d, &r, nil
+	for i := range withRollback {
+		out[i].withRollback = &withRollback[i]
+	}
+	return out, nil
+}
+
+// digestersOf returns the release's digesters of algorithm a, nil when it
+// was decoded without them.
+func (r *Release) digestersOf(a digest.Algorithm) *digesterPair {
+	for i := range r.digesters {
+		if r.digesters[i].algo() == a {
+			return &r.digesters[i]
+		}
+	}
+	return nil
 }
 
 // matchesDigest reports whether want is the digest helm-controller recorded
-// for this release when its artifact had OCI digest oci. It also accepts the
-// encoding of a helm-controller built with Helm >= v4.3, which keeps a
-// rollback's rollback_revision, so an upgraded Flux does not look like a
-// foreign release.
-func (r *Release) matchesDigest(want, oci string) bool {
-	if r.v164 == nil {
-		return oci == "" && want == r.Digest
+// for this release when its artifact had OCI digest oci, computed with the
+// algorithm want names. It also accepts the encoding of a helm-controller
+// built with Helm >= v4.3, which keeps a rollback's rollback_revision, so an
+// upgraded Flux does not look like a foreign release. It fails when the
+// release was decoded without digesters of that algorithm (Reader.GetFor
+// gives a release them).
+func (r *Release) matchesDigest(want digest.Digest, oci string) (bool, error) {
+	if len(r.digesters) == 0 { // a Release made by hand: Digest is all it has
+		return oci == "" && string(want) == r.Digest, nil
 	}
-	if got, err := r.v164.digest(oci); err == nil && got == want {
-		return true
+	d := r.digestersOf(want.Algorithm())
+	if d == nil {
+		return false, fmt.Errorf("release %s was read without a %s digester", r.Ref(), want.Algorithm())
 	}
-	if r.withRollback == nil {
-		return false
+	for _, dg := range []*digester{d.v164, d.withRollback} {
+		if dg == nil {
+			continue
+		}
+		if got, err := dg.digest(oci); err == nil && got == string(want) {
+			return true, nil
+		}
 	}
-	got, err := r.withRollback.digest(oci)
-	return err == nil && got == want
+	return false, nil
 }

@@ -3,13 +3,16 @@ package release
 import (
 	"bytes"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/hex"
 	"encoding/json"
+	"hash"
 	"os"
 	"slices"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"github.com/opencontainers/go-digest"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	helmv1 "helm.sh/helm/v4/pkg/release/v1"
 )
@@ -41,10 +44,10 @@ func TestDigestGolden(t *testing.T) {
 		t.Run(tt.file+"/oci="+tt.oci, func(t *testing.T) {
 			g := NewWithT(t)
 			rel := decodeFixture(t, tt.file)
-			got, err := rel.v164.digest(tt.oci)
+			got, err := rel.digestersOf(digest.SHA256).v164.digest(tt.oci)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(got).To(Equal(tt.want))
-			g.Expect(rel.matchesDigest(tt.want, tt.oci)).To(BeTrue())
+			g.Expect(rel.matchesDigest(digest.Digest(tt.want), tt.oci)).To(BeTrue())
 			if tt.oci == "" {
 				g.Expect(rel.Digest).To(Equal(tt.want))
 			}
@@ -106,8 +109,8 @@ func TestDigestRollbackRevision(t *testing.T) {
 
 	withRevision := upstreamDigest(t, &rls, "", true)
 	g.Expect(withRevision).NotTo(Equal(rel.Digest))
-	g.Expect(rel.matchesDigest(withRevision, "")).To(BeTrue())
-	g.Expect(rel.matchesDigest(upstreamDigest(t, &rls, ociDigest, true), ociDigest)).To(BeTrue())
+	g.Expect(rel.matchesDigest(digest.Digest(withRevision), "")).To(BeTrue())
+	g.Expect(rel.matchesDigest(digest.Digest(upstreamDigest(t, &rls, ociDigest, true)), ociDigest)).To(BeTrue())
 }
 
 // TestDigestIgnoresTestHooks checks the digest is blind to test hooks (so
@@ -145,10 +148,29 @@ type upstreamObservation struct {
 }
 
 // upstreamDigest follows helm-controller's ObserveRelease,
-// IgnoreHookTestEvents and Digest. keepRollback keeps Info.RollbackRevision,
-// which only a helm-controller built with Helm >= v4.3 encodes.
+// IgnoreHookTestEvents and Digest with its default algorithm, sha256.
+// keepRollback keeps Info.RollbackRevision, which only a helm-controller
+// built with Helm >= v4.3 encodes.
 func upstreamDigest(t testing.TB, rel *helmv1.Release, oci string, keepRollback bool) string {
 	t.Helper()
+	return upstreamDigestWith(t, "sha256", rel, oci, keepRollback)
+}
+
+// upstreamHashes are the hashes of helm-controller's
+// --snapshot-digest-algo values this package computes, from the standard
+// library rather than go-digest, so that the test computes them apart from
+// the code it checks.
+var upstreamHashes = map[string]func() hash.Hash{"sha256": sha256.New, "sha384": sha512.New384, "sha512": sha512.New}
+
+// upstreamDigestWith is upstreamDigest for a helm-controller run with
+// --snapshot-digest-algo=algo: json.NewEncoder over the observation into
+// the algorithm's hash, written "<algo>:<hex>".
+func upstreamDigestWith(t testing.TB, algo string, rel *helmv1.Release, oci string, keepRollback bool) string {
+	t.Helper()
+	newHash, ok := upstreamHashes[algo]
+	if !ok {
+		t.Fatalf("no hash for algorithm %q", algo)
+	}
 	obs := upstreamObservation{Name: rel.Name, Version: rel.Version, Manifest: rel.Manifest, Namespace: rel.Namespace, OCIDigest: oci}
 	if rel.Info != nil {
 		obs.Info = *rel.Info
@@ -171,17 +193,18 @@ func upstreamDigest(t testing.TB, rel *helmv1.Release, oci string, keepRollback 
 		}
 		obs.Hooks = hooks
 	}
-	h := sha256.New()
+	h := newHash()
 	if err := json.NewEncoder(h).Encode(obs); err != nil {
 		t.Fatal(err)
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return algo + ":" + hex.EncodeToString(h.Sum(nil))
 }
 
-// TestDigesterMatchesFullEncoding: completing the kept sha256 state with an
-// OCI digest gives exactly the digest of the whole observation encoded with
-// it, for every fixture, with an OCI digest that JSON must escape too, in
-// both encodings (rollback_revision cleared and kept).
+// TestDigesterMatchesFullEncoding: completing the kept state of each
+// algorithm with an OCI digest gives exactly the digest of the whole
+// observation encoded with it, for every fixture, with an OCI digest that
+// JSON must escape too, in both encodings (rollback_revision cleared and
+// kept).
 func TestDigesterMatchesFullEncoding(t *testing.T) {
 	for _, file := range []string{"full.json", "minimal.json", "rollback.json", "testhooks-only.json"} {
 		for _, oci := range []string{"", ociDigest, `sha256:<a&b>"\`} {
@@ -191,18 +214,25 @@ func TestDigesterMatchesFullEncoding(t *testing.T) {
 				var rls helmv1.Release
 				g.Expect(json.Unmarshal(data, &rls)).To(Succeed())
 				obs := observe(&rls)
-				v164, withRollback, err := digesters(obs)
+				pairs, err := newReleaseDigesters(obs, supportedAlgorithms)
 				g.Expect(err).NotTo(HaveOccurred())
-				want, err := obs.digestV164(oci)
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(v164.digest(oci)).To(Equal(want))
-				if obs.Info.RollbackRevision == 0 {
-					g.Expect(withRollback).To(BeNil())
-					return
+				g.Expect(pairs).To(HaveLen(len(supportedAlgorithms)))
+				cleared := obs
+				cleared.Info.RollbackRevision = 0
+				for i, a := range supportedAlgorithms {
+					p := pairs[i]
+					g.Expect(p.algo()).To(Equal(a))
+					want, err := cleared.digestWith(a, oci)
+					g.Expect(err).NotTo(HaveOccurred())
+					g.Expect(p.v164.digest(oci)).To(Equal(want), "%s", a)
+					if obs.Info.RollbackRevision == 0 {
+						g.Expect(p.withRollback).To(BeNil())
+						continue
+					}
+					want, err = obs.digestWith(a, oci)
+					g.Expect(err).NotTo(HaveOccurred())
+					g.Expect(p.withRollback.digest(oci)).To(Equal(want), "%s", a)
 				}
-				want, err = obs.digest(oci)
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(withRollback.digest(oci)).To(Equal(want))
 			})
 		}
 	}

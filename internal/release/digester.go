@@ -2,52 +2,79 @@ package release
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
+
+	"github.com/opencontainers/go-digest"
 )
 
-// digester completes helm-controller's digest of one observation for any
-// OCI digest, without keeping the observation. helm-controller encodes the
-// observation with json.Encoder and hashes it; ociDigest is its last field
-// and omitted when empty, so every encoding shares the bytes before the
-// closing brace. The digester keeps sha256's state after them (about 100
-// bytes) instead of the release's values and hooks, which a memoized
-// release would otherwise hold for as long as it is memoized.
-type digester struct{ state []byte }
-
-// newDigester hashes o's encoding up to its closing brace, streaming it
-// into sha256 but for its last two bytes.
-func newDigester(o observation) (digester, error) {
-	o.OCIDigest = ""
-	h := sha256.New()
-	w := &holdBack{w: h}
-	if err := json.NewEncoder(w).Encode(o); err != nil {
-		return digester{}, err
-	}
-	if string(w.tail) != "}\n" {
-		return digester{}, fmt.Errorf("unexpected encoding of the observation: ends in %q", w.tail)
-	}
-	state, err := h.(encoding.BinaryMarshaler).MarshalBinary()
-	if err != nil {
-		return digester{}, err
-	}
-	return digester{state: state}, nil
+// digester completes helm-controller's digest of one observation, with one
+// algorithm, for any OCI digest, without keeping the observation.
+// helm-controller encodes the observation with json.Encoder and hashes it;
+// ociDigest is its last field and omitted when empty, so every encoding
+// shares the bytes before the closing brace. The digester keeps the hash's
+// state after them (about 100 bytes for sha256, 200 for sha384 and sha512)
+// instead of the release's values and hooks, which a memoized release would
+// otherwise hold for as long as it is memoized.
+type digester struct {
+	algo  digest.Algorithm
+	state []byte
 }
 
-// digest returns what json.Encoder and sha256 make of the observation with
-// OCIDigest oci: `,"ociDigest":<oci as JSON>` when oci is set, then the
-// closing brace and the encoder's newline.
+// newDigesters hashes o's encoding up to its closing brace with each of
+// algos, encoding it once: the encoding is streamed into every algorithm's
+// hash but for its last two bytes. It returns one digester an algorithm,
+// in algos' order. Every algorithm must be one of supportedAlgorithms.
+func newDigesters(o observation, algos []digest.Algorithm) ([]digester, error) {
+	o.OCIDigest = ""
+	hashes := make([]hash.Hash, len(algos))
+	writers := make([]io.Writer, len(algos))
+	for i, a := range algos {
+		if !supported(a) {
+			return nil, fmt.Errorf("digest algorithm %q is not supported", a)
+		}
+		hashes[i] = a.Hash()
+		writers[i] = hashes[i]
+	}
+	w := &holdBack{w: io.MultiWriter(writers...)}
+	if err := json.NewEncoder(w).Encode(o); err != nil {
+		return nil, err
+	}
+	if string(w.tail) != "}\n" {
+		return nil, fmt.Errorf("unexpected encoding of the observation: ends in %q", w.tail)
+	}
+	out := make([]digester, len(algos))
+	for i, h := range hashes {
+		m, ok := h.(encoding.BinaryMarshaler)
+		if !ok {
+			return nil, fmt.Errorf("the %s hash cannot save its state", algos[i])
+		}
+		state, err := m.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = digester{algo: algos[i], state: state}
+	}
+	return out, nil
+}
+
+// digest returns what json.Encoder and the digester's algorithm make of the
+// observation with OCIDigest oci: `,"ociDigest":<oci as JSON>` when oci is
+// set, then the closing brace and the encoder's newline.
 func (d digester) digest(oci string) (string, error) {
-	if d.state == nil {
+	if d.state == nil || !supported(d.algo) {
 		return "", errors.New("no digest state")
 	}
-	h := sha256.New()
-	if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(d.state); err != nil {
+	h := d.algo.Hash()
+	u, ok := h.(encoding.BinaryUnmarshaler)
+	if !ok {
+		return "", fmt.Errorf("the %s hash cannot restore its state", d.algo)
+	}
+	if err := u.UnmarshalBinary(d.state); err != nil {
 		return "", err
 	}
 	if oci != "" {
@@ -59,7 +86,7 @@ func (d digester) digest(oci string) (string, error) {
 		h.Write(bytes.TrimSuffix(v.Bytes(), []byte("\n")))
 	}
 	h.Write([]byte("}\n"))
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return digest.NewDigest(d.algo, h).String(), nil
 }
 
 // holdBack writes everything to w but the last two bytes written, which it

@@ -15,7 +15,10 @@
 //   - Identity. Release.Digest is the snapshot digest helm-controller v1.6.4
 //     records in status.history, reproduced here (helm-controller's package is
 //     internal), so VerifySnapshot can prove that the stored release is the
-//     one Flux last observed before the pipeline acts on its manifest.
+//     one Flux last observed before the pipeline acts on its manifest. The
+//     digest is computed with the algorithm the recorded one names
+//     (helm-controller's --snapshot-digest-algo: sha256, sha384 or sha512);
+//     a Reader prepares a digester for every algorithm it has met.
 //
 // The package is read-only: it never creates, updates or deletes a Secret, and
 // the Secret client it hands to Helm's driver refuses every write.

@@ -24,4 +24,13 @@ var (
 	// manages (a manual helm upgrade, or a stale status). The pipeline must
 	// not act on a release that fails this check.
 	ErrHistoryMismatch = errors.New("release does not match HelmRelease history")
+
+	// ErrUnverifiableDigest means the digest the HelmRelease's
+	// status.history records for the release is malformed, or names an
+	// algorithm this package does not compute (it computes sha256, sha384
+	// and sha512; helm-controller's --snapshot-digest-algo also accepts
+	// blake3 and sha1), so the release cannot be shown to be the one Flux
+	// recorded. As for ErrHistoryMismatch, the pipeline must not act on
+	// it; the message says what is wrong with the digest.
+	ErrUnverifiableDigest = errors.New("status.history digest cannot be verified")
 )

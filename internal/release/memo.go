@@ -14,7 +14,8 @@ import (
 const DefaultMemoBytes = 64 << 20
 
 // memoEntryOverhead is what an entry costs besides its strings: the entry,
-// its list element and map slot, the Release and its two digest states.
+// its list element and map slot, the Release and its two sha256 digest
+// states (the states of other algorithms count apart).
 const memoEntryOverhead = 1 << 10
 
 // memoKey names one release Secret in one cluster, as seen by one identity.
@@ -47,6 +48,12 @@ func (e *memoEntry) cost() int64 {
 	if e.rel != nil {
 		n += int64(len(e.manifest) + len(e.rel.Manifest) + len(e.rel.Name) + len(e.rel.Namespace) + len(e.rel.Status) +
 			len(e.rel.ApplyMethod) + len(e.rel.Digest) + len(e.rel.ChartName) + len(e.rel.ChartVersion))
+		for _, d := range e.rel.digesters[min(1, len(e.rel.digesters)):] {
+			n += int64(len(d.v164.state))
+			if d.withRollback != nil {
+				n += int64(len(d.withRollback.state))
+			}
+		}
 	}
 	if e.err != nil {
 		n += int64(len(e.err.Error()))

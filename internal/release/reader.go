@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync/atomic"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/opencontainers/go-digest"
 	helmv1 "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage"
 	"helm.sh/helm/v4/pkg/storage/driver"
@@ -47,6 +49,9 @@ type Reader struct {
 	// decodes counts the release Secrets decoded, so tests can observe the
 	// memo.
 	decodes atomic.Int64
+	// algorithms are the digest algorithms met in status.history
+	// (NoteSnapshot): every release decoded gets a digester of each.
+	algorithms algorithmSet
 }
 
 // NewReader returns a Reader that refuses releases whose manifest is larger
@@ -88,6 +93,12 @@ func (r *Reader) Get(ctx context.Context, src Source, storageNS, name string, ve
 			return e.result()
 		}
 	}
+	return r.decodeAndKeep(ctx, src, storageNS, key, name, version)
+}
+
+// decodeAndKeep decodes the Secret of key, memoizes what it made of it
+// (replacing any older entry) and returns it.
+func (r *Reader) decodeAndKeep(ctx context.Context, src Source, storageNS string, key memoKey, name string, version int) (*Release, error) {
 	e, err := r.decode(ctx, src.Secrets.Secrets(storageNS), key, name, version)
 	if err != nil {
 		return nil, err
@@ -96,6 +107,45 @@ func (r *Reader) Get(ctx context.Context, src Source, storageNS, name string, ve
 		r.memo.put(e)
 	}
 	return e.result()
+}
+
+// GetFor is GetIn for the release snap, the latest snapshot of a
+// HelmRelease's status.history, names, ready for VerifySnapshot: the
+// release has digesters of the algorithm snap's digest names. Every
+// release decoded after a Reader first meets an algorithm gets its
+// digesters along with sha256's, from the same encoding of the release;
+// one memoized before is decoded once more. A digest VerifySnapshot would
+// not compare, or could not (malformed, another algorithm), changes
+// nothing here.
+func (r *Reader) GetFor(ctx context.Context, src Source, storageNS, name string, snap *helmv2.Snapshot, stored []Stored) (*Release, error) {
+	if snap == nil {
+		return nil, fmt.Errorf("failed to get release %s/%s: %w: no snapshot", storageNS, name, ErrReleaseNotFound)
+	}
+	algo := r.NoteSnapshot(snap)
+	rel, err := r.GetIn(ctx, src, storageNS, name, snap.Version, stored)
+	if err != nil || algo == "" || rel.digestersOf(algo) != nil {
+		return rel, err
+	}
+	key := memoKey{source: src.Key, namespace: storageNS, name: SecretName(name, snap.Version)}
+	return r.decodeAndKeep(ctx, src, storageNS, key, name, snap.Version)
+}
+
+// NoteSnapshot records the algorithm of the digest snap records, so that
+// the releases decoded from then on get its digesters, and returns it; ""
+// when VerifySnapshot compares no digest for snap or cannot (see
+// parseDigest). A warm-up notes the HelmReleases' snapshots first, so it
+// decodes their releases with the algorithms their passes need.
+func (r *Reader) NoteSnapshot(snap *helmv2.Snapshot) digest.Algorithm {
+	s := checkedDigest(snap)
+	if s == "" {
+		return ""
+	}
+	d, err := parseDigest(s)
+	if err != nil {
+		return ""
+	}
+	r.algorithms.add(d.Algorithm())
+	return d.Algorithm()
 }
 
 // GetIn is Get for a pass that has just listed the release's Secrets
@@ -175,7 +225,7 @@ func (r *Reader) decode(ctx context.Context, secrets corev1client.SecretInterfac
 			key.namespace, key.name, ErrReleaseCorrupt, rls)
 		return e, nil
 	}
-	e.rel, e.err = fromHelm(typed, name, version, r.maxManifestBytes)
+	e.rel, e.err = fromHelm(typed, name, version, r.maxManifestBytes, r.algorithms.list())
 	if err := e.pack(); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/opencontainers/go-digest"
 	"helm.sh/helm/v4/pkg/release/common"
 	helmv1 "helm.sh/helm/v4/pkg/release/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -36,16 +37,17 @@ type Release struct {
 	// ManifestBytes is Manifest's length, kept with Prepared: the limit
 	// Objects applies is the manifest's, not the prepared form's.
 	ManifestBytes int
-	Digest        string // helm-controller snapshot digest ("sha256:<hex>"), computed exactly as helm-controller v1.6.4 does
+	Digest        string // helm-controller snapshot digest with its default algorithm ("sha256:<hex>"), computed exactly as helm-controller v1.6.4 does
 
 	ChartName, ChartVersion string
 
-	// v164 completes Digest for the snapshot's OCI digest, which
-	// helm-controller mixes in from the HelmRelease and the release lacks,
-	// so VerifySnapshot can check it. withRollback does the same for the
-	// encoding of a helm-controller built with Helm >= v4.3, when the
-	// release is a rollback (see matchesDigest); nil otherwise.
-	v164, withRollback *digester
+	// digesters complete the digest of the release for the snapshot's OCI
+	// digest, which helm-controller mixes in from the HelmRelease and the
+	// release lacks, so VerifySnapshot can check it: one pair an algorithm
+	// the Reader had met in status.history when it decoded the release,
+	// sha256 first (see matchesDigest). Copies of the Release share them;
+	// nobody changes them.
+	digesters []digesterPair
 }
 
 // Ref returns "<namespace>/<name>.v<version>". It names one release version
@@ -86,10 +88,11 @@ func SecretName(name string, version int) string {
 }
 
 // fromHelm converts a release decoded by Helm's driver for the Secret of
-// name and version. It fails with ErrReleaseCorrupt when the data cannot be
-// the release the Secret is named after, and with ErrManifestTooLarge when
-// the manifest exceeds maxManifestBytes (no limit when <= 0).
-func fromHelm(rls *helmv1.Release, name string, version, maxManifestBytes int) (*Release, error) {
+// name and version, with digesters of each of algos (sha256 first). It
+// fails with ErrReleaseCorrupt when the data cannot be the release the
+// Secret is named after, and with ErrManifestTooLarge when the manifest
+// exceeds maxManifestBytes (no limit when <= 0).
+func fromHelm(rls *helmv1.Release, name string, version, maxManifestBytes int, algos []digest.Algorithm) (*Release, error) {
 	if err := checkDecoded(rls, name, version); err != nil {
 		return nil, fmt.Errorf("failed to accept release %s: %w: %w", SecretName(name, version), ErrReleaseCorrupt, err)
 	}
@@ -97,24 +100,26 @@ func fromHelm(rls *helmv1.Release, name string, version, maxManifestBytes int) (
 		return nil, fmt.Errorf("failed to accept release %s: %w: %d bytes, limit %d",
 			SecretName(name, version), ErrManifestTooLarge, len(rls.Manifest), maxManifestBytes)
 	}
-	v164, withRollback, err := digesters(observe(rls))
+	digesters, err := newReleaseDigesters(observe(rls), algos)
 	if err != nil {
 		return nil, fmt.Errorf("failed to compute digest of release %s: %w: %w", SecretName(name, version), ErrReleaseCorrupt, err)
 	}
-	digest, err := v164.digest("")
+	if len(digesters) == 0 || digesters[0].algo() != digest.SHA256 {
+		return nil, fmt.Errorf("failed to compute digest of release %s: no sha256 digester", SecretName(name, version))
+	}
+	sha256Digest, err := digesters[0].v164.digest("")
 	if err != nil {
 		return nil, fmt.Errorf("failed to compute digest of release %s: %w: %w", SecretName(name, version), ErrReleaseCorrupt, err)
 	}
 	out := &Release{
-		Name:         rls.Name,
-		Namespace:    rls.Namespace,
-		Version:      rls.Version,
-		Status:       rls.Info.Status.String(),
-		ApplyMethod:  rls.ApplyMethod,
-		Manifest:     rls.Manifest,
-		Digest:       digest,
-		v164:         v164,
-		withRollback: withRollback,
+		Name:        rls.Name,
+		Namespace:   rls.Namespace,
+		Version:     rls.Version,
+		Status:      rls.Info.Status.String(),
+		ApplyMethod: rls.ApplyMethod,
+		Manifest:    rls.Manifest,
+		Digest:      sha256Digest,
+		digesters:   digesters,
 	}
 	if rls.Chart != nil && rls.Chart.Metadata != nil {
 		out.ChartName = rls.Chart.Metadata.Name

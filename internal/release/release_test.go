@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"github.com/opencontainers/go-digest"
 	helmv1 "helm.sh/helm/v4/pkg/release/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -216,5 +217,5 @@ func TestMemoKeepsNoValuesOrHooks(t *testing.T) {
 	var decoded helmv1.Release
 	g.Expect(json.Unmarshal(data, &decoded)).To(Succeed())
 	g.Expect(rel.Digest).To(Equal(upstreamDigest(t, &decoded, "", false)))
-	g.Expect(rel.matchesDigest(upstreamDigest(t, &decoded, ociDigest, false), ociDigest)).To(BeTrue())
+	g.Expect(rel.matchesDigest(digest.Digest(upstreamDigest(t, &decoded, ociDigest, false)), ociDigest)).To(BeTrue())
 }

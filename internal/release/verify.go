@@ -13,11 +13,16 @@ import (
 // else (a manual helm upgrade, a stale status) returns an error wrapping
 // ErrHistoryMismatch that says which field differs.
 //
-// As helm-controller's own verification does, the digest is not compared for
-// snapshots whose apiVersion is not helmv2.CurrentSnapshotAPIVersion: those
-// were recorded by helm-controller < v1.5 over Helm 3 types, an encoding this
-// package does not reproduce. The snapshot's OCI digest is mixed into the
-// digest, as helm-controller does for charts from OCI sources.
+// As helm-controller's own verification does, the digest is computed with
+// the algorithm it names (helm-controller's --snapshot-digest-algo: sha256,
+// sha384 or sha512), and not compared for snapshots whose apiVersion is not
+// helmv2.CurrentSnapshotAPIVersion: those were recorded by helm-controller
+// < v1.5 over Helm 3 types, an encoding this package does not reproduce.
+// The snapshot's OCI digest is mixed into the digest, as helm-controller
+// does for charts from OCI sources. A digest that is malformed or names
+// another algorithm returns an error wrapping ErrUnverifiableDigest that
+// says why. A release Reader.GetFor returned has the digesters the
+// snapshot's algorithm needs.
 func VerifySnapshot(rel *Release, snap *helmv2.Snapshot) error {
 	if rel == nil {
 		return fmt.Errorf("failed to verify release against history: %w: no release", ErrHistoryMismatch)
@@ -34,12 +39,28 @@ func VerifySnapshot(rel *Release, snap *helmv2.Snapshot) error {
 		diff = fmt.Sprintf("namespace differs (release %q, snapshot %q)", rel.Namespace, snap.Namespace)
 	case rel.Version != snap.Version:
 		diff = fmt.Sprintf("version differs (release %d, snapshot %d)", rel.Version, snap.Version)
-	case snap.Digest == "" || snap.APIVersion != helmv2.CurrentSnapshotAPIVersion:
+	case checkedDigest(snap) == "":
 		return nil
-	case !rel.matchesDigest(snap.Digest, snap.OCIDigest):
-		diff = "digest differs: the stored release is not the one helm-controller recorded"
 	default:
-		return nil
+		return verifyDigest(rel, snap)
 	}
 	return fmt.Errorf("failed to verify release %s against history: %w: %s", rel.Ref(), ErrHistoryMismatch, diff)
+}
+
+// verifyDigest checks the digest snap records against rel, with the
+// algorithm it names.
+func verifyDigest(rel *Release, snap *helmv2.Snapshot) error {
+	want, err := parseDigest(snap.Digest)
+	if err != nil {
+		return fmt.Errorf("failed to verify release %s against history: %w", rel.Ref(), err)
+	}
+	ok, err := rel.matchesDigest(want, snap.OCIDigest)
+	switch {
+	case err != nil:
+		return fmt.Errorf("failed to verify release %s against history: %w", rel.Ref(), err)
+	case !ok:
+		return fmt.Errorf("failed to verify release %s against history: %w: digest differs: the stored release is not the one helm-controller recorded",
+			rel.Ref(), ErrHistoryMismatch)
+	}
+	return nil
 }

@@ -66,7 +66,7 @@ func Summarize(res *pipeline.Result) Summary {
 	}
 	if v := res.Verdict; v != nil {
 		out.set(c, v.Message)
-		out.event(eventType(c), v.Reason, out.Condition.Message, false)
+		out.event(eventType(c), api.EventReason(v.Reason), out.Condition.Message, false)
 		return out
 	}
 	ref := res.Release.Ref()
@@ -86,7 +86,7 @@ func Summarize(res *pipeline.Result) Summary {
 	case api.RolloutBudgetExhaustedReason:
 		out.set(c, fmt.Sprintf("Corrections of release %s would roll Machines while other releases roll out as many as --max-concurrent-rollouts allows; they start when one ends: %s",
 			ref, strings.Join(lines, "; "))+notes)
-		out.event(eventType(c), api.RolloutBudgetExhaustedReason, out.Condition.Message, false)
+		out.event(eventType(c), api.EventReason(c.Reason), out.Condition.Message, false)
 	case api.CorrectionFailedReason:
 		msg := strings.Join(lines, "; ")
 		if res.Err != nil {

@@ -132,7 +132,7 @@ func TestSummarizeVerdicts(t *testing.T) {
 		want: Summary{
 			Condition: &metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionUnknown,
 				Reason: api.ClusterPausedReason, Message: "waiting: Cluster fleet/a is paused"},
-			Events: []Event{{Type: corev1.EventTypeNormal, Reason: api.ClusterPausedReason, Message: "waiting: Cluster fleet/a is paused"}},
+			Events: []Event{{Type: corev1.EventTypeNormal, Reason: api.TemplateClusterPausedEvent, Message: "waiting: Cluster fleet/a is paused"}},
 			// The gauge keeps its last value.
 			Conclusion: plan.Conclusion{Status: metav1.ConditionUnknown, Reason: api.ClusterPausedReason, Drifted: plan.UnknownDrift},
 		},
@@ -142,7 +142,7 @@ func TestSummarizeVerdicts(t *testing.T) {
 		want: Summary{
 			Condition: &metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionUnknown,
 				Reason: api.ReleaseUnavailableReason, Message: "waiting: stored release is pending-upgrade"},
-			Events:     []Event{{Type: corev1.EventTypeWarning, Reason: api.ReleaseUnavailableReason, Message: "waiting: stored release is pending-upgrade"}},
+			Events:     []Event{{Type: corev1.EventTypeWarning, Reason: api.TemplateReleaseUnavailableEvent, Message: "waiting: stored release is pending-upgrade"}},
 			Conclusion: plan.Conclusion{Status: metav1.ConditionUnknown, Reason: api.ReleaseUnavailableReason, Drifted: plan.UnknownDrift, Warning: true},
 		},
 	}, {
@@ -151,7 +151,7 @@ func TestSummarizeVerdicts(t *testing.T) {
 		want: Summary{
 			Condition: &metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionUnknown,
 				Reason: api.ReleaseInProgressReason, Message: "waiting: Helm is acting on the release: v2 is pending-upgrade in storage"},
-			Events:     []Event{{Type: corev1.EventTypeNormal, Reason: api.ReleaseInProgressReason, Message: "waiting: Helm is acting on the release: v2 is pending-upgrade in storage"}},
+			Events:     []Event{{Type: corev1.EventTypeNormal, Reason: api.TemplateReleaseInProgressEvent, Message: "waiting: Helm is acting on the release: v2 is pending-upgrade in storage"}},
 			Conclusion: plan.Conclusion{Status: metav1.ConditionUnknown, Reason: api.ReleaseInProgressReason, Drifted: plan.UnknownDrift},
 		},
 	}, {
@@ -160,7 +160,7 @@ func TestSummarizeVerdicts(t *testing.T) {
 		want: Summary{
 			Condition: &metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionUnknown,
 				Reason: api.ClusterUnavailableReason, Message: "waiting: Cluster fleet/a does not exist"},
-			Events:     []Event{{Type: corev1.EventTypeWarning, Reason: api.ClusterUnavailableReason, Message: "waiting: Cluster fleet/a does not exist"}},
+			Events:     []Event{{Type: corev1.EventTypeWarning, Reason: api.TemplateClusterUnavailableEvent, Message: "waiting: Cluster fleet/a does not exist"}},
 			Conclusion: plan.Conclusion{Status: metav1.ConditionUnknown, Reason: api.ClusterUnavailableReason, Drifted: plan.UnknownDrift, Warning: true},
 		},
 	}, {
@@ -169,7 +169,7 @@ func TestSummarizeVerdicts(t *testing.T) {
 		want: Summary{
 			Condition: &metav1.Condition{Type: api.TemplatesInSyncCondition, Status: metav1.ConditionFalse,
 				Reason: api.InvalidConfigurationReason, Message: "invalid configuration: x"},
-			Events:     []Event{{Type: corev1.EventTypeWarning, Reason: api.InvalidConfigurationReason, Message: "invalid configuration: x"}},
+			Events:     []Event{{Type: corev1.EventTypeWarning, Reason: api.TemplateInvalidConfigurationEvent, Message: "invalid configuration: x"}},
 			Conclusion: plan.Conclusion{Status: metav1.ConditionFalse, Reason: api.InvalidConfigurationReason, Drifted: plan.UnknownDrift, Warning: true},
 		},
 	}}
@@ -420,7 +420,7 @@ func TestSummarize(t *testing.T) {
 		res:          result(plan.ModeEnabled, 0, tmpl("workers", plan.OutcomeAwaitingRollout, awaitingRollout(plan.RolloutAwaitingBudget))),
 		want:         metav1.Condition{Status: metav1.ConditionFalse, Reason: api.RolloutBudgetExhaustedReason},
 		wantContains: []string{"rollout 0123456789 may be made and waits for the rollout budget", "MachineDeployment fleet/md0 (2 Machines)"},
-		wantEvents:   []wantEvent{{typ: corev1.EventTypeNormal, reason: api.RolloutBudgetExhaustedReason}},
+		wantEvents:   []wantEvent{{typ: corev1.EventTypeNormal, reason: api.TemplateRolloutBudgetExhaustedEvent}},
 		wantDrifted:  1,
 	}, {
 		name: "an approved rollout made earlier: True, and the approval reported made",
