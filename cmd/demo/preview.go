@@ -22,7 +22,7 @@ import (
 // previewChanges ends the demo with the question asked before every change:
 // will it roll machines, will the upgrade fail? It installs the e2e suite's
 // cluster chart as helm-controller leaves an install, then previews two
-// changes of its values, as `template-drift-controller preview --set` does:
+// changes of its values, as `templatedrift preview --set` does:
 // the image server's IP, which changes Metal3DataTemplates that CAPM3 locks
 // under their names (the upgrade would fail), and the workers' kubelet
 // arguments, which rename their KubeadmConfigTemplate (the MachineDeployment
@@ -31,7 +31,7 @@ import (
 // drift, and the preview says what the add-on then does. The preview's
 // writes are dry-runs.
 func previewChanges(ctx context.Context, env *testenv.Env) error {
-	heading("Before a change merges: will it fail, will it roll machines? (template-drift-controller preview)")
+	heading("Before a change merges: will it fail, will it roll machines? (templatedrift preview)")
 	// The chart's v1beta1 Metal3 kinds draw deprecation warnings from the
 	// server; they are not part of the story.
 	rest.SetDefaultWarningHandler(rest.NoWarnings{})
@@ -57,7 +57,7 @@ func previewChanges(ctx context.Context, env *testenv.Env) error {
 				return err
 			}
 		}
-		fmt.Printf("\n$ template-drift-controller preview -n %s --set %s %s\n", ns, change.set, hr.Name)
+		fmt.Printf("\n$ templatedrift preview -n %s --set %s %s\n", ns, change.set, hr.Name)
 		proposed := hr.DeepCopy()
 		proposed.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(change.values)}
 		rep, err := preview.Run(ctx, preview.Request{HelmRelease: proposed, Local: env.Client, Target: env.Client,

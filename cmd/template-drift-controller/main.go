@@ -1,7 +1,7 @@
 // Command template-drift-controller heals drifted Cluster API templates of
 // opted-in Flux HelmReleases. main only wires flags, manager and reconciler;
-// `template-drift-controller diff HELMRELEASE` runs the same pipeline
-// read-only for operators and CI.
+// its `diff` and `preview` subcommands, deprecated, run the templatedrift
+// command's (cmd/templatedrift), which operators and CI use instead.
 package main
 
 import (

@@ -1,6 +1,7 @@
 // Package diffreport renders a read-only pass for people and scripts: the
-// `diff` command's text and JSON output and its exit codes, and the table
-// the demo prints. It reads the plan's outcomes and decides nothing.
+// `diff` command's text, JSON and markdown output and its exit codes, for
+// one HelmRelease or a fleet (fleet.go), and the table the demo prints. It
+// reads the plan's outcomes and decides nothing.
 package diffreport
 
 import (
@@ -208,39 +209,58 @@ func (d DiffReport) WriteText(w io.Writer) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	drifted := 0
 	for _, t := range d.Templates {
-		switch {
-		case t.Skipped != "":
-			fmt.Fprintf(&b, "  %s/%s: skipped (%s)\n", t.Kind, t.Name, t.Skipped)
-		case t.Conflict != "":
-			fmt.Fprintf(&b, "  %s/%s: not this release's, left untouched (%s)\n", t.Kind, t.Name, t.Conflict)
-		case !differs(t) && len(t.HeldBy) == 0 && t.Replacement != "":
-			fmt.Fprintf(&b, "  %s/%s: in sync through its replacement %s (rotated earlier)\n", t.Kind, t.Name, t.Replacement)
-		case !differs(t) && len(t.HeldBy) == 0:
-			fmt.Fprintf(&b, "  %s/%s: in sync\n", t.Kind, t.Name)
-		default:
-			drifted++
-			fmt.Fprintf(&b, "  %s/%s: %s\n", t.Kind, t.Name, t.Action)
-			for _, c := range t.Changes {
-				fmt.Fprintf(&b, "      %s: %s → %s\n", c.Path, value(c.Before, 200), value(c.After, 200))
-			}
+		s, drifted := t.status()
+		fmt.Fprintf(&b, "  %s/%s: %s\n", t.Kind, t.Name, s)
+		if !drifted {
+			continue
+		}
+		for _, c := range t.Changes {
+			fmt.Fprintf(&b, "      %s: %s → %s\n", c.Path, value(c.Before, 200), value(c.After, 200))
 		}
 	}
 	for _, c := range d.Consumers {
 		if c.Conflict != "" {
-			fmt.Fprintf(&b, "  %s/%s: not this release's, left untouched (%s)\n", c.Kind, c.Name, c.Conflict)
+			fmt.Fprintf(&b, "  %s/%s: %s\n", c.Kind, c.Name, untouched(c.Conflict))
 		}
 		for _, ch := range c.Changes {
-			fmt.Fprintf(&b, "  %s/%s: would repoint %s: %s → %s\n", c.Kind, c.Name, ch.Path, value(ch.Before, 200), value(ch.After, 200))
+			fmt.Fprintf(&b, "  %s/%s: %s %s: %s → %s\n", c.Kind, c.Name, repointStatus, ch.Path, value(ch.Before, 200), value(ch.After, 200))
 		}
 	}
 	for _, p := range d.Prune {
-		fmt.Fprintf(&b, "  %s: unused replacement, would be deleted\n", p)
+		fmt.Fprintf(&b, "  %s: %s\n", p, pruneStatus)
 	}
-	fmt.Fprintf(&b, "%d of %d templates drifted\n", drifted, len(d.Templates))
+	fmt.Fprintf(&b, "%d of %d templates drifted\n", d.drifted(), len(d.Templates))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// status says how a template stands, as the text and markdown outputs
+// write it, and whether it counts as drifted: then it is the action a pass
+// would take.
+func (t DiffTemplate) status() (string, bool) {
+	switch {
+	case t.Skipped != "":
+		return "skipped (" + t.Skipped + ")", false
+	case t.Conflict != "":
+		return untouched(t.Conflict), false
+	case !differs(t) && len(t.HeldBy) == 0 && t.Replacement != "":
+		return "in sync through its replacement " + t.Replacement + " (rotated earlier)", false
+	case !differs(t) && len(t.HeldBy) == 0:
+		return "in sync", false
+	}
+	return t.Action, true
+}
+
+// drifted counts the templates that count as drifted.
+func (d DiffReport) drifted() int {
+	n := 0
+	for _, t := range d.Templates {
+		if _, drifted := t.status(); drifted {
+			n++
+		}
+	}
+	return n
 }
 
 // WriteTable writes one row per drifted field: template, field, before,

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func TestPreviewCommand(t *testing.T) {
 	}
 	run := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
-		code := runPreview(append([]string{"--kubeconfig", env.KubeConfigPath}, args...), &out, &errOut)
+		code := Execute(Name, append([]string{"preview", "--kubeconfig", env.KubeConfigPath}, args...), &out, &errOut)
 		return code, out.String(), errOut.String()
 	}
 	dir := t.TempDir()
@@ -109,7 +109,7 @@ spec:
 	g.Expect(code).To(Equal(preview.ExitError))
 	code, _, _ = run("-n", "preview-a", "-l", "x=y", "cluster")
 	g.Expect(code).To(Equal(preview.ExitError), "a name and a selector")
-	code, _, errOut = run("--help")
+	code, out, _ = run("--help")
 	g.Expect(code).To(Equal(preview.ExitOK))
-	g.Expect(errOut).To(ContainSubstring("--fail-on"))
+	g.Expect(out).To(ContainSubstring("--fail-on"))
 }

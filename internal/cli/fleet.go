@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	flag "github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/templatedrift/template-drift-controller/internal/manifest"
+	"github.com/templatedrift/template-drift-controller/internal/plan"
+)
+
+// The output formats of diff and preview (-o).
+const (
+	outputText     = "text"
+	outputJSON     = "json"
+	outputMarkdown = "markdown"
+)
+
+// selection is which HelmReleases a command looks at, and how it prints
+// them: one HelmRelease by name, or a fleet by -l and -A. diff and preview
+// share it.
+type selection struct {
+	// name is the HELMRELEASE argument, empty for a fleet.
+	name     string
+	selector string
+	all      bool
+	output   string
+}
+
+// bind registers -l, -A and -o; verb begins their help (Diff, Preview).
+func (s *selection) bind(fs *flag.FlagSet, verb string) {
+	fs.StringVarP(&s.selector, "selector", "l", "", verb+" every HelmRelease with these labels (in the namespace, or all with -A).")
+	fs.BoolVarP(&s.all, "all-namespaces", "A", false, verb+" the HelmReleases of every namespace.")
+	fs.StringVarP(&s.output, "output", "o", outputText, "Output format: text, json or markdown.")
+}
+
+// args reads the command's arguments: one HelmRelease by name, or none
+// with -l or -A; and checks -o.
+func (s *selection) args(args []string) error {
+	switch s.output {
+	case outputText, outputJSON, outputMarkdown:
+	default:
+		return fmt.Errorf("-o %q: want text, json or markdown", s.output)
+	}
+	switch {
+	case len(args) == 1 && !s.fleet():
+		s.name = args[0]
+	case len(args) == 0 && s.fleet():
+	default:
+		return errors.New("name one HelmRelease, or select a fleet with -l or -A")
+	}
+	return nil
+}
+
+// fleet reports whether the HelmReleases are selected by -l or -A, not
+// named.
+func (s *selection) fleet() bool {
+	return s.selector != "" || s.all
+}
+
+// helmReleases reads the selected HelmReleases; ns is the namespace of a
+// named one, and of a fleet without -A.
+func (s *selection) helmReleases(ctx context.Context, c client.Reader, ns string) ([]helmv2.HelmRelease, error) {
+	if !s.fleet() {
+		hr := helmv2.HelmRelease{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: s.name}, &hr); err != nil {
+			return nil, fmt.Errorf("failed to get HelmRelease %s/%s: %w", ns, s.name, err)
+		}
+		return []helmv2.HelmRelease{hr}, nil
+	}
+	sel, err := labels.Parse(s.selector)
+	if err != nil {
+		return nil, fmt.Errorf("-l %q: %w", s.selector, err)
+	}
+	list := &helmv2.HelmReleaseList{}
+	opts := []client.ListOption{client.MatchingLabelsSelector{Selector: sel}}
+	if !s.all {
+		opts = append(opts, client.InNamespace(ns))
+	}
+	if err := c.List(ctx, list, opts...); err != nil {
+		return nil, fmt.Errorf("failed to list HelmReleases: %w", err)
+	}
+	return list.Items, nil
+}
+
+// each runs one HelmRelease's diff or preview over hrs, in order, and stops
+// at the first error, which it names the HelmRelease in. A pass that could
+// not look at a release's templates is not an error: its report says why.
+func each[R any](hrs []helmv2.HelmRelease, one func(*helmv2.HelmRelease) (R, error)) ([]R, error) {
+	out := make([]R, 0, len(hrs))
+	for i := range hrs {
+		r, err := one(&hrs[i])
+		if err != nil {
+			return nil, fmt.Errorf("HelmRelease %s/%s: %w", hrs[i].Namespace, hrs[i].Name, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// passFlags are the controller's settings that the add-on's read-only
+// pass follows, which diff and preview take as the controller does.
+type passFlags struct {
+	kinds    []string
+	rollouts string
+}
+
+func (f *passFlags) bind(fs *flag.FlagSet) {
+	fs.StringSliceVar(&f.kinds, "template-kinds", manifest.DefaultTemplateKinds, "The template kinds, as group/KindPattern globs.")
+	fs.StringVar(&f.rollouts, "rollouts", plan.RolloutsDeny.String(), "The controller's --rollouts: the rollout policy of a HelmRelease that sets none (deny or allow).")
+}
+
+// parse reads the flags as the controller reads its own.
+func (f *passFlags) parse() (*manifest.KindMatcher, plan.RolloutPolicy, error) {
+	kinds, err := manifest.ParseKinds(f.kinds)
+	if err != nil {
+		return nil, "", err
+	}
+	rollouts, err := plan.ParseRolloutPolicy(f.rollouts)
+	if err != nil {
+		return nil, "", fmt.Errorf("--rollouts: %w", err)
+	}
+	return kinds, rollouts, nil
+}

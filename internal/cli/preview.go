@@ -1,0 +1,247 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/spf13/cobra"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/strvals"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/templatedrift/template-drift-controller/internal/preview"
+	"github.com/templatedrift/template-drift-controller/internal/render"
+)
+
+// previewOptions are the preview command's flags and arguments: the
+// HelmReleases, and the change proposed for them.
+type previewOptions struct {
+	cluster                    *clusterFlags
+	sel                        selection
+	pass                       passFlags
+	valuesFiles, sets          []string
+	helmReleaseFile, chartPath string
+	failOn                     string
+	timeout                    time.Duration
+}
+
+// newPreview is the preview command; name is the command's, for its
+// examples.
+func newPreview(name string, cluster *clusterFlags, code *int) *cobra.Command {
+	o := &previewOptions{cluster: cluster}
+	cmd := &cobra.Command{
+		Use:   "preview [-n NAMESPACE] (HELMRELEASE | -l SELECTOR | -A) [--values FILE]... [--set KEY=VALUE]... [--helmrelease FILE] [--chart PATH]",
+		Short: "Predict what the Helm upgrade of a change would do, before it merges",
+		Long: `Predicts what the Helm upgrade of a HelmRelease would do, before the change
+merges: it renders the chart as helm-controller does, with the change, then
+asks the API server, through dry-runs only, what each object would become.
+It says which objects the server refuses (the upgrade fails, with the
+webhook's message), which MachineDeployments and control planes roll and how
+many Machines, and which templates change in place. It writes nothing: every
+request with a write verb carries dryRun=All, so it needs the write verbs in
+RBAC.
+
+Exit code: 0 when nothing reaches --fail-on (default failure), 1 when
+something does, 2 on an error.`,
+		Example: fmt.Sprintf(`  %[1]s preview -n fleet --set kubeletArgs.max-pods=200 cluster
+  %[1]s preview -n fleet --helmrelease hr.yaml --chart ./charts/cluster -o markdown cluster
+  %[1]s preview -A -l env=production --values values.yaml --fail-on rollout`, name),
+		Args:              func(_ *cobra.Command, args []string) error { return o.args(args) },
+		ValidArgsFunction: cluster.completeHelmReleases,
+		Run: func(cmd *cobra.Command, _ []string) {
+			*code = o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fs := cmd.Flags()
+	o.sel.bind(fs, "Preview")
+	o.pass.bind(fs)
+	fs.StringArrayVar(&o.valuesFiles, "values", nil, "A values file that replaces spec.values (repeatable: merged in order).")
+	fs.StringArrayVar(&o.sets, "set", nil, "KEY=VALUE set in spec.values after --values (repeatable, Helm's --set syntax).")
+	fs.StringVar(&o.helmReleaseFile, "helmrelease", "", "The proposed HelmRelease YAML: its values, valuesFrom, postRenderers, commonMetadata, releaseName, targetNamespace, storageNamespace and upgrade settings are used.")
+	fs.StringVar(&o.chartPath, "chart", "", "The proposed chart (a folder or .tgz); default: the chart the stored release keeps.")
+	fs.StringVar(&o.failOn, "fail-on", string(preview.FailOnFailure), "Exit 1 when this much or more is predicted: failure, rollout or change.")
+	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "How long the preview may take.")
+	return cmd
+}
+
+// args checks the arguments: one HelmRelease by name, or a fleet by
+// selector or -A, and a change that fits it.
+func (o *previewOptions) args(args []string) error {
+	if _, err := preview.ParseFailOn(o.failOn); err != nil {
+		return err
+	}
+	if err := o.sel.args(args); err != nil {
+		return err
+	}
+	if o.sel.fleet() && o.helmReleaseFile != "" {
+		return errors.New("--helmrelease proposes one HelmRelease: name it instead of -l or -A")
+	}
+	return nil
+}
+
+// run previews the selected HelmReleases and prints them; it returns the
+// exit code.
+func (o *previewOptions) run(ctx context.Context, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	reports, err := o.previewHelmReleases(ctx)
+	if err == nil {
+		switch o.sel.output {
+		case outputJSON:
+			err = preview.WriteJSON(stdout, reports)
+		case outputMarkdown:
+			err = preview.WriteMarkdown(stdout, reports)
+		default:
+			err = preview.WriteText(stdout, reports)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return preview.ExitError
+	}
+	level, _ := preview.ParseFailOn(o.failOn) // checked by args
+	return preview.ExitCode(reports, level)
+}
+
+// previewHelmReleases previews each selected HelmRelease with the change,
+// on one client and one render cluster they share.
+func (o *previewOptions) previewHelmReleases(ctx context.Context) ([]preview.Report, error) {
+	cfg, c, err := o.cluster.connect()
+	if err != nil {
+		return nil, err
+	}
+	ns, err := o.cluster.namespace()
+	if err != nil {
+		return nil, err
+	}
+	kinds, rollouts, err := o.pass.parse()
+	if err != nil {
+		return nil, err
+	}
+	hrs, err := o.sel.helmReleases(ctx, c, ns)
+	if err != nil {
+		return nil, err
+	}
+	var proposedChart *chart.Chart
+	if o.chartPath != "" {
+		if proposedChart, err = loader.Load(o.chartPath); err != nil {
+			return nil, fmt.Errorf("failed to load chart %s: %w", o.chartPath, err)
+		}
+	}
+	shared, err := render.NewCluster(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to reach the cluster: %w", err)
+	}
+	base := preview.Request{Local: c, Target: c, TargetConfig: cfg, Cluster: shared, Kinds: kinds, Rollouts: rollouts}
+	return each(hrs, func(hr *helmv2.HelmRelease) (preview.Report, error) {
+		proposed, err := o.propose(hr, proposedChart)
+		if err != nil {
+			return preview.Report{}, err
+		}
+		return previewOne(ctx, base, proposed, proposedChart)
+	})
+}
+
+// propose applies the change to a copy of the live HelmRelease: the fields
+// of --helmrelease that shape the render, then --values and --set.
+func (o *previewOptions) propose(live *helmv2.HelmRelease, proposedChart *chart.Chart) (*helmv2.HelmRelease, error) {
+	hr := live.DeepCopy()
+	if o.helmReleaseFile != "" {
+		data, err := os.ReadFile(o.helmReleaseFile)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read --helmrelease: %w", err)
+		}
+		file := &helmv2.HelmRelease{}
+		if err := yaml.UnmarshalStrict(data, file); err != nil {
+			return nil, fmt.Errorf("--helmrelease %s is not a HelmRelease: %w", o.helmReleaseFile, err)
+		}
+		if file.Name != live.Name || (file.Namespace != "" && file.Namespace != live.Namespace) {
+			return nil, fmt.Errorf("--helmrelease %s proposes HelmRelease %s/%s, not %s/%s", o.helmReleaseFile, file.Namespace, file.Name, live.Namespace, live.Name)
+		}
+		if v := chartVersion(file); proposedChart == nil && v != "" && v != chartVersion(live) {
+			return nil, fmt.Errorf("--helmrelease changes the chart version from %q to %q: give the new chart with --chart", chartVersion(live), v)
+		}
+		hr.Spec.Values, hr.Spec.ValuesFrom = file.Spec.Values, file.Spec.ValuesFrom
+		hr.Spec.PostRenderers, hr.Spec.PostRenderStrategy = file.Spec.PostRenderers, file.Spec.PostRenderStrategy
+		hr.Spec.CommonMetadata, hr.Spec.Upgrade = file.Spec.CommonMetadata, file.Spec.Upgrade
+		hr.Spec.ReleaseName, hr.Spec.TargetNamespace, hr.Spec.StorageNamespace = file.Spec.ReleaseName, file.Spec.TargetNamespace, file.Spec.StorageNamespace
+		hr.Spec.KubeConfig, hr.Spec.ServiceAccountName = file.Spec.KubeConfig, file.Spec.ServiceAccountName
+	}
+	if len(o.valuesFiles) == 0 && len(o.sets) == 0 {
+		return hr, nil
+	}
+	values := hr.GetValues()
+	if len(o.valuesFiles) > 0 {
+		values = map[string]any{}
+		for _, f := range o.valuesFiles {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return nil, fmt.Errorf("failed to read --values: %w", err)
+			}
+			v := map[string]any{}
+			if err := yaml.Unmarshal(data, &v); err != nil {
+				return nil, fmt.Errorf("--values %s: %w", f, err)
+			}
+			values = mergeValues(values, v)
+		}
+	}
+	for _, s := range o.sets {
+		if err := strvals.ParseInto(s, values); err != nil {
+			return nil, fmt.Errorf("--set %s: %w", s, err)
+		}
+	}
+	raw, err := yaml.Marshal(values)
+	if err != nil {
+		return nil, err
+	}
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	hr.Spec.Values = &apiextensionsv1.JSON{Raw: js}
+	return hr, nil
+}
+
+func chartVersion(hr *helmv2.HelmRelease) string {
+	if hr.Spec.Chart == nil {
+		return ""
+	}
+	return hr.Spec.Chart.Spec.Version
+}
+
+// mergeValues merges b over a, maps key by key, as Helm merges -f files.
+func mergeValues(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		if bm, ok := v.(map[string]any); ok {
+			if am, ok := out[k].(map[string]any); ok {
+				out[k] = mergeValues(am, bm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// previewOne previews one HelmRelease on its cluster, with the request
+// every HelmRelease of the command shares. The preview acts as
+// the kubeconfig's identity; a HelmRelease that deploys elsewhere
+// (spec.kubeConfig) is not previewed.
+func previewOne(ctx context.Context, base preview.Request, hr *helmv2.HelmRelease, proposedChart *chart.Chart) (preview.Report, error) {
+	if hr.Spec.KubeConfig != nil {
+		return preview.Report{}, errors.New("it deploys to a remote cluster (spec.kubeConfig): previewing a remote target is not supported yet")
+	}
+	base.HelmRelease, base.Chart, base.Now = hr, proposedChart, time.Now()
+	return preview.Run(ctx, base)
+}
