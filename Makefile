@@ -116,8 +116,10 @@ LDFLAGS ?= -s -w -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$
 GO_BUILD_FLAGS ?= -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
 
 .PHONY: build
-build: ## Build the controller binary into bin/, with VERSION, COMMIT and DATE stamped (--version).
+build: ## Build the controller and the CLI (templatedrift, and its kubectl plugin name) into bin/, with VERSION, COMMIT and DATE stamped (--version).
 	CGO_ENABLED=0 $(GO) build $(GO_BUILD_FLAGS) -o bin/template-drift-controller ./cmd/template-drift-controller
+	CGO_ENABLED=0 $(GO) build $(GO_BUILD_FLAGS) -o bin/templatedrift ./cmd/templatedrift
+	ln -sf templatedrift bin/kubectl-templatedrift
 
 .PHONY: version
 version: ## Print VERSION, COMMIT and DATE as builds stamp them (for docker build --build-arg).
@@ -317,9 +319,10 @@ verify: ## Fail if `go mod tidy` would change go.mod/go.sum or `make manifests` 
 	$(if $(VERIFY_CHART_TEST),$(MAKE) --no-print-directory chart-test,@echo "verify: chart tests left out (VERIFY_CHART_TEST is empty)")
 
 .PHONY: e2e-bin
-e2e-bin: testbin release-tool ## Build the Flux controllers and CLI (cached), the add-on binary and the release tool for the e2e suite.
+e2e-bin: testbin release-tool ## Build the Flux controllers and CLI (cached), the add-on's binary and CLI and the release tool for the e2e suite.
 	bash hack/build-flux.sh
 	CGO_ENABLED=0 $(GO) build -o bin/template-drift-controller ./cmd/template-drift-controller
+	CGO_ENABLED=0 $(GO) build -o bin/templatedrift ./cmd/templatedrift
 
 .PHONY: e2e
 e2e: e2e-bin ## Run the ginkgo e2e suite: real Flux controllers, clusterctl move, the flux CLI.

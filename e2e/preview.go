@@ -30,7 +30,7 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/render"
 )
 
-// previewRun is one run of `template-drift-controller preview` on the
+// previewRun is one run of `templatedrift preview` on the
 // management cluster: its reports (-o json) and exit code.
 type previewRun struct {
 	reports []preview.Report
@@ -50,8 +50,8 @@ func (p previewRun) objects(kind string) []preview.Object {
 	return out
 }
 
-// preview runs the preview command, the add-on's own binary, as an
-// operator would before merging: with the HelmRelease as proposed in the
+// preview runs the preview command of the add-on's CLI, as an operator
+// would before merging: with the HelmRelease as proposed in the
 // pull request (--helmrelease) when v is set, else with the HelmRelease as
 // it is; --fail-on change, so that any predicted change exits 1.
 func (r *pivotRun) preview(ctx context.Context, step string, v *framework.ClusterValues) previewRun {
@@ -69,7 +69,7 @@ func (r *pivotRun) preview(ctx context.Context, step string, v *framework.Cluste
 		args = append(args, "--helmrelease", file)
 	}
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, suite.bins.Addon, args...)
+	cmd := exec.CommandContext(ctx, suite.bins.CLI, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	run := previewRun{}

@@ -11,6 +11,8 @@ import (
 // Binaries are the paths of the tools the suite runs, built by hack/.
 type Binaries struct {
 	HelmController, SourceController, NotificationController, Flux, Addon string
+	// CLI is templatedrift, the add-on's CLI.
+	CLI string
 	// ReleaseTool is hack/release: it packages and pushes the add-on's
 	// chart as `make release` does.
 	ReleaseTool string
@@ -37,11 +39,12 @@ func DefaultBinaries() (Binaries, error) {
 			"notification-controller"),
 		Flux:             filepath.Join(bin, "flux", v["FLUX_CLI_VERSION"], "flux"),
 		Addon:            filepath.Join(bin, "template-drift-controller"),
+		CLI:              filepath.Join(bin, "templatedrift"),
 		ReleaseTool:      filepath.Join(bin, "release-tool"),
 		SourceCRDs:       filepath.Join(bin, "crds", "source-controller", v["FLUX_SOURCE_CONTROLLER_VERSION"]),
 		NotificationCRDs: filepath.Join(bin, "crds", "notification-controller", v["NOTIFICATION_CONTROLLER_VERSION"]),
 	}
-	for _, f := range []string{b.HelmController, b.SourceController, b.NotificationController, b.Flux, b.Addon, b.ReleaseTool, b.SourceCRDs, b.NotificationCRDs} {
+	for _, f := range []string{b.HelmController, b.SourceController, b.NotificationController, b.Flux, b.Addon, b.CLI, b.ReleaseTool, b.SourceCRDs, b.NotificationCRDs} {
 		if _, err := os.Stat(f); err != nil {
 			return Binaries{}, fmt.Errorf("%s is missing: run `make e2e`, which builds it: %w", f, err)
 		}
