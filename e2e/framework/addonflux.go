@@ -73,8 +73,11 @@ func (r *OCIRegistry) PushAddonChart(ctx context.Context, releaseTool, chartDir,
 		return "", err
 	}
 	tgz, err := filepath.Glob(filepath.Join(out, "*.tgz"))
-	if err != nil || len(tgz) != 1 {
-		return "", fmt.Errorf("want one packaged chart in %s, got %v (%v)", out, tgz, err)
+	if err != nil {
+		return "", err
+	}
+	if len(tgz) != 1 {
+		return "", fmt.Errorf("want one packaged chart in %s, got %v", out, tgz)
 	}
 	if err := run("push-chart", "--chart", tgz[0], "--repository", "oci://"+r.Host+"/charts", "--plain-http"); err != nil {
 		return "", err

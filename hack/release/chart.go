@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	chartv2util "helm.sh/helm/v4/pkg/chart/v2/util"
 )
 
 // packageChart does what `SOURCE_DATE_EPOCH=epoch helm package DIR -d OUT`
@@ -25,7 +25,7 @@ func packageChart(dir, out string, epoch int64) (string, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return "", err
 	}
-	path, err := chartutil.Save(ch, out)
+	path, err := chartv2util.Save(ch, out)
 	if err != nil {
 		return "", fmt.Errorf("failed to package chart %s: %w", dir, err)
 	}

@@ -120,8 +120,11 @@ func layoutDigest(path string) (string, error) {
 			Digest string `json:"digest"`
 		} `json:"manifests"`
 	}
-	if err := json.Unmarshal(files["index.json"], &index); err != nil || len(index.Manifests) != 1 {
-		return "", fmt.Errorf("%s: want an index.json with one index (%v)", path, err)
+	if err := json.Unmarshal(files["index.json"], &index); err != nil {
+		return "", fmt.Errorf("%s: failed to read index.json: %w", path, err)
+	}
+	if len(index.Manifests) != 1 {
+		return "", fmt.Errorf("%s: want an index.json with one index, got %d", path, len(index.Manifests))
 	}
 	return index.Manifests[0].Digest, nil
 }
