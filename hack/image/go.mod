@@ -3,13 +3,13 @@ module github.com/templatedrift/template-drift-controller/hack/image
 go 1.26.8
 
 require (
+	github.com/CycloneDX/cyclonedx-go v0.9.3
 	github.com/google/go-containerregistry v0.22.1
 	github.com/onsi/gomega v1.44.0
 	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
 )
 
 require (
-	github.com/CycloneDX/cyclonedx-go v0.9.3 // indirect
 	github.com/docker/cli v29.7.2+incompatible // indirect
 	github.com/docker/docker-credential-helpers v0.9.3 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
