@@ -74,26 +74,14 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) int {
 // diff runs a read-only pass over each selected HelmRelease, on its target
 // as the controller would reach it.
 func (o *diffOptions) diff(ctx context.Context) ([]diffreport.DiffReport, error) {
-	cfg, c, err := o.cluster.connect()
+	s, err := open(ctx, o.cluster, &o.sel, &o.pass)
 	if err != nil {
 		return nil, err
 	}
-	ns, err := o.cluster.namespace()
-	if err != nil {
-		return nil, err
-	}
-	kinds, rollouts, err := o.pass.parse()
-	if err != nil {
-		return nil, err
-	}
-	hrs, err := o.sel.helmReleases(ctx, c, ns)
-	if err != nil {
-		return nil, err
-	}
-	engine := &pipeline.Engine{Kinds: kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes),
-		Targets:          &target.Targets{Local: cfg, Reader: c, Scheme: c.Scheme(), DefaultServiceAccount: o.defaultSA},
-		MaxManifestBytes: manifest.DefaultMaxManifestBytes, Rollouts: rollouts}
-	return each(hrs, func(hr *helmv2.HelmRelease) (diffreport.DiffReport, error) {
+	engine := &pipeline.Engine{Kinds: s.kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes),
+		Targets:          &target.Targets{Local: s.cfg, Reader: s.client, Scheme: s.client.Scheme(), DefaultServiceAccount: o.defaultSA},
+		MaxManifestBytes: manifest.DefaultMaxManifestBytes, Rollouts: s.rollouts}
+	return each(s.hrs, func(hr *helmv2.HelmRelease) (diffreport.DiffReport, error) {
 		res, err := engine.Run(ctx, pipeline.Request{HelmRelease: hr, ReadOnly: true})
 		if err != nil {
 			return diffreport.DiffReport{}, err

@@ -8,6 +8,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	flag "github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
@@ -126,4 +127,36 @@ func (f *passFlags) parse() (*manifest.KindMatcher, plan.RolloutPolicy, error) {
 		return nil, "", fmt.Errorf("--rollouts: %w", err)
 	}
 	return kinds, rollouts, nil
+}
+
+// session is what diff and preview read before they look at a release:
+// the cluster's client, the selected HelmReleases and the pass's settings.
+type session struct {
+	cfg      *rest.Config
+	client   client.Client
+	hrs      []helmv2.HelmRelease
+	kinds    *manifest.KindMatcher
+	rollouts plan.RolloutPolicy
+}
+
+// open connects to the cluster, reads the pass's flags and selects the
+// HelmReleases.
+func open(ctx context.Context, cluster *clusterFlags, sel *selection, pass *passFlags) (*session, error) {
+	cfg, c, err := cluster.connect()
+	if err != nil {
+		return nil, err
+	}
+	ns, err := cluster.namespace()
+	if err != nil {
+		return nil, err
+	}
+	kinds, rollouts, err := pass.parse()
+	if err != nil {
+		return nil, err
+	}
+	hrs, err := sel.helmReleases(ctx, c, ns)
+	if err != nil {
+		return nil, err
+	}
+	return &session{cfg: cfg, client: c, hrs: hrs, kinds: kinds, rollouts: rollouts}, nil
 }

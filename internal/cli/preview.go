@@ -113,19 +113,7 @@ func (o *previewOptions) run(ctx context.Context, stdout, stderr io.Writer) int 
 // previewHelmReleases previews each selected HelmRelease with the change,
 // on one client and one render cluster they share.
 func (o *previewOptions) previewHelmReleases(ctx context.Context) ([]preview.Report, error) {
-	cfg, c, err := o.cluster.connect()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := o.cluster.namespace()
-	if err != nil {
-		return nil, err
-	}
-	kinds, rollouts, err := o.pass.parse()
-	if err != nil {
-		return nil, err
-	}
-	hrs, err := o.sel.helmReleases(ctx, c, ns)
+	s, err := open(ctx, o.cluster, &o.sel, &o.pass)
 	if err != nil {
 		return nil, err
 	}
@@ -135,12 +123,12 @@ func (o *previewOptions) previewHelmReleases(ctx context.Context) ([]preview.Rep
 			return nil, fmt.Errorf("failed to load chart %s: %w", o.chartPath, err)
 		}
 	}
-	shared, err := render.NewCluster(cfg)
+	shared, err := render.NewCluster(s.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("failed to reach the cluster: %w", err)
 	}
-	base := preview.Request{Local: c, Target: c, TargetConfig: cfg, Cluster: shared, Kinds: kinds, Rollouts: rollouts}
-	return each(hrs, func(hr *helmv2.HelmRelease) (preview.Report, error) {
+	base := preview.Request{Local: s.client, Target: s.client, TargetConfig: s.cfg, Cluster: shared, Kinds: s.kinds, Rollouts: s.rollouts}
+	return each(s.hrs, func(hr *helmv2.HelmRelease) (preview.Report, error) {
 		proposed, err := o.propose(hr, proposedChart)
 		if err != nil {
 			return preview.Report{}, err
