@@ -166,6 +166,11 @@ func (o *previewOptions) propose(live *helmv2.HelmRelease, proposedChart *chart.
 		return hr, nil
 	}
 	values := hr.GetValues()
+	if values == nil {
+		// No spec.values (values only from valuesFrom, or the chart's
+		// defaults): strvals cannot set keys in a nil map.
+		values = map[string]any{}
+	}
 	if len(o.valuesFiles) > 0 {
 		values = map[string]any{}
 		for _, f := range o.valuesFiles {
