@@ -153,8 +153,8 @@ func (o *previewOptions) propose(live *helmv2.HelmRelease, proposedChart *chart.
 		if file.Name != live.Name || (file.Namespace != "" && file.Namespace != live.Namespace) {
 			return nil, fmt.Errorf("--helmrelease %s proposes HelmRelease %s/%s, not %s/%s", o.helmReleaseFile, file.Namespace, file.Name, live.Namespace, live.Name)
 		}
-		if v := chartVersion(file); proposedChart == nil && v != "" && v != chartVersion(live) {
-			return nil, fmt.Errorf("--helmrelease changes the chart version from %q to %q: give the new chart with --chart", chartVersion(live), v)
+		if err := needsChart(live, file, proposedChart); err != nil {
+			return nil, fmt.Errorf("--helmrelease %s %w", o.helmReleaseFile, err)
 		}
 		hr.Spec.Values, hr.Spec.ValuesFrom = file.Spec.Values, file.Spec.ValuesFrom
 		hr.Spec.PostRenderers, hr.Spec.PostRenderStrategy = file.Spec.PostRenderers, file.Spec.PostRenderStrategy
@@ -202,11 +202,20 @@ func (o *previewOptions) propose(live *helmv2.HelmRelease, proposedChart *chart.
 	return hr, nil
 }
 
-func chartVersion(hr *helmv2.HelmRelease) string {
-	if hr.Spec.Chart == nil {
-		return ""
+// needsChart refuses a proposed HelmRelease that takes another chart
+// (preview.ChartChange) when no --chart gives it: the stored release keeps
+// only the chart it was installed with. A file that names no chart keeps
+// the live one.
+func needsChart(live, file *helmv2.HelmRelease, proposedChart *chart.Chart) error {
+	if proposedChart != nil || (file.Spec.Chart == nil && file.Spec.ChartRef == nil) {
+		return nil
 	}
-	return hr.Spec.Chart.Spec.Version
+	if change := preview.ChartChange(live, file); change != "" {
+		return fmt.Errorf("changes the chart %s: the stored release keeps only its own chart, "+
+			"so pass the new one with --chart (a folder or .tgz, e.g. from `helm pull oci://REGISTRY/CHART --version X` "+
+			"or `flux pull artifact`)", change)
+	}
+	return nil
 }
 
 // mergeValues merges b over a, maps key by key, as Helm merges -f files.

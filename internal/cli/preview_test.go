@@ -94,7 +94,22 @@ spec:
 `)
 	code, _, errOut = run("-n", "preview-a", "--helmrelease", bumped, "cluster")
 	g.Expect(code).To(Equal(preview.ExitError))
-	g.Expect(errOut).To(ContainSubstring(`changes the chart version from "1.0.0" to "2.0.0": give the new chart with --chart`))
+	g.Expect(errOut).To(ContainSubstring(`changes the chart from chart cluster@1.0.0 from HelmRepository preview-a/charts ` +
+		`to chart cluster@2.0.0 from HelmRepository preview-a/charts: the stored release keeps only its own chart, so pass the new one with --chart`))
+	g.Expect(errOut).To(ContainSubstring("helm pull oci://REGISTRY/CHART --version X"))
+
+	// A chart bump through chartRef is refused the same way, never rendered
+	// silently with the stored chart.
+	moved := file("chartref.yaml", `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: cluster, namespace: preview-a}
+spec:
+  interval: 1m
+  chartRef: {kind: OCIRepository, name: cluster-v2}
+`)
+	code, _, errOut = run("-n", "preview-a", "--helmrelease", moved, "cluster")
+	g.Expect(code).To(Equal(preview.ExitError))
+	g.Expect(errOut).To(ContainSubstring(`to chartRef OCIRepository preview-a/cluster-v2: the stored release keeps only its own chart`))
 
 	code, out, errOut = run("-A", "-l", "fleet=preview", "--set", "imageServerIP=192.168.100.9")
 	g.Expect(code).To(Equal(preview.ExitFound), errOut)
