@@ -174,6 +174,12 @@ func GateHelmInFlight(f Facts) (Verdict, bool) {
 	return Verdict{}, false
 }
 
+// HelmInFlight reports whether v is GateHelmInFlight's: the pass waits
+// because Helm is acting on the release.
+func HelmInFlight(v *Verdict) bool {
+	return v != nil && v.Reason == api.ReleaseInProgressReason
+}
+
 func inFlight(detail string) Verdict {
 	return Verdict{Status: metav1.ConditionUnknown, Reason: api.ReleaseInProgressReason,
 		Message: "waiting: Helm is acting on the release: " + detail}

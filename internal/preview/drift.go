@@ -19,10 +19,12 @@ import (
 // upgrade, and what its next pass then does.
 type Drift struct {
 	// Today is the outcome of a read-only pass now (InSync, Drifted,
-	// Blocked, …: the TemplatePlan outcomes).
+	// Blocked, …: the TemplatePlan outcomes), or TodayAbsent for a
+	// template the upgrade creates.
 	Today string `json:"today"`
 	// After is the outcome of a read-only pass over the world the upgrade
-	// leaves; empty when the upgrade fails.
+	// leaves; empty when the upgrade fails, or when that pass would not
+	// look at the templates.
 	After string `json:"after,omitempty"`
 	// Fate is what the upgrade does to the drift: none, healed, stays,
 	// appears or failsUpgrade.
@@ -32,6 +34,10 @@ type Drift struct {
 	// when the upgrade fails.
 	Addon string `json:"addon,omitempty"`
 }
+
+// TodayAbsent is Drift.Today for a template the upgrade creates: the
+// add-on's pass now has nothing to look at.
+const TodayAbsent = "Absent"
 
 // foresee asks the pipeline, read-only, what the add-on makes of each
 // template of rep: a pass now, and, when the upgrade passes, a pass over
@@ -65,18 +71,33 @@ func (req Request) foresee(ctx context.Context, rep *Report, next *helmv1.Releas
 	if v := acting.Verdict; v != nil {
 		rep.Addon = v.Reason + ": " + v.Message
 	}
+	if plan.HelmInFlight(today.Verdict) {
+		// Helm is acting on the release: the add-on waits for it, and
+		// the upgrade starts from a release that is not settled. Say so;
+		// predict nothing of the templates' drift.
+		rep.Addon = today.Verdict.Reason + ": " + today.Verdict.Message
+		return nil
+	}
 	now, then := plansByID(today), plansByID(later)
 	for i := range rep.Objects {
 		o := &rep.Objects[i]
 		tp, inNow := now[o.id]
 		lp, inThen := then[o.id]
-		if !o.template || o.Change == ChangeDelete || (!inNow && !inThen) {
+		// A template the pass now does not see is one the upgrade creates;
+		// any other stops the pass before it looks (addon says why).
+		if !o.template || o.Change == ChangeDelete || (!inNow && (!inThen || o.Change != ChangeCreate)) {
 			continue
 		}
 		d := &Drift{Today: string(tp.Outcome), Fate: string(plan.FateOfDrift(tp.Outcome, lp.Outcome, o.Change == ChangeRefused, fails))}
+		if !inNow {
+			d.Today = TodayAbsent
+		}
 		act := tp
 		if !fails {
-			d.After, act = string(lp.Outcome), lp
+			act = lp
+			if inThen {
+				d.After = string(lp.Outcome)
+			}
 		}
 		if act.Outcome.Differs() {
 			d.Addon, _ = plan.Describe(act, false)

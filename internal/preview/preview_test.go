@@ -125,6 +125,7 @@ func (in installed) preview(t *testing.T, values string) preview.Report {
 	if err != nil {
 		t.Fatalf("preview: %v", err)
 	}
+	checkSchema(t, rep)
 	return rep
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 )
@@ -42,6 +43,13 @@ type Report struct {
 	Addon string `json:"addon,omitempty"`
 }
 
+// HelmInFlight reports whether Helm is acting on the release (Addon is
+// ReleaseInProgress): the upgrade would start from a release that is not
+// settled, so the preview cannot be trusted.
+func (r Report) HelmInFlight() bool {
+	return strings.HasPrefix(r.Addon, api.ReleaseInProgressReason+":")
+}
+
 // Object is what the upgrade does to one object.
 type Object struct {
 	Kind      string `json:"kind"`
@@ -52,14 +60,15 @@ type Object struct {
 	// Fails: the server refuses the change, so the upgrade fails;
 	// Message is the server's (the webhook's) answer.
 	Fails   bool   `json:"fails"`
-	Message string `json:"message,omitempty"`
+	Message string `json:"message"`
 	// Rolls: Cluster API replaces the consumer's Machines, Machines of
-	// them (nil when its object does not say), for Reasons.
+	// them (nil when it does not roll or its object does not say), for
+	// Reasons (never null in JSON).
 	Rolls    bool     `json:"rolls"`
 	Machines *int64   `json:"machines,omitempty"`
-	Reasons  []string `json:"reasons,omitempty"`
+	Reasons  []string `json:"reasons"`
 	// Note says what the change means otherwise.
-	Note string `json:"note,omitempty"`
+	Note string `json:"note"`
 	// Drift is, for a template, what the add-on sees of it now and after
 	// the upgrade, and what it then does; nil for other kinds and for
 	// objects the upgrade deletes.
@@ -138,12 +147,14 @@ func ParseFailOn(s string) (FailOn, error) {
 }
 
 // ExitCode is 1 when the reports predict as much as f or more: a failure
-// (failure), a failure or a rollout (rollout), or any change (change).
+// (failure), a failure or a rollout (rollout), or any change (change); and
+// whatever f, when Helm is in flight on a release (the prediction cannot
+// be trusted).
 func ExitCode(reports []Report, f FailOn) int {
 	for _, r := range reports {
 		machines, consumers := r.RolledMachines()
 		switch {
-		case r.Fails(),
+		case r.Fails(), r.HelmInFlight(),
 			f != FailOnFailure && (consumers > 0 || machines > 0),
 			f == FailOnChange && r.Changes() > 0:
 			return ExitFound
@@ -179,6 +190,18 @@ func plural(n int, one, many string) string {
 
 // WriteJSON writes the reports as one JSON document: {"releases": [...]}.
 func WriteJSON(w io.Writer, reports []Report) error {
+	// Lists are [] in JSON, never null.
+	out := make([]Report, len(reports))
+	for i, r := range reports {
+		r.Objects = append([]Object{}, r.Objects...)
+		for j := range r.Objects {
+			if r.Objects[j].Reasons == nil {
+				r.Objects[j].Reasons = []string{}
+			}
+		}
+		out[i] = r
+	}
+	reports = out
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
