@@ -15,7 +15,7 @@ import (
 func deprecatedCLI(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "warning: `%[1]s %[2]s` is deprecated and will be removed in a later release: use `%[3]s %[2]s` (or `kubectl %[3]s %[2]s`)\n",
 		api.ControllerName, args[0], cli.Name)
-	return cli.Execute(api.ControllerName, args, stdout, stderr)
+	return cli.Execute(api.ControllerName, args, os.Stdin, stdout, stderr)
 }
 
 // subcommand dispatches `diff` and `preview` (deprecated, see

@@ -11,5 +11,5 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Execute(cli.NameOf(os.Args[0]), os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(cli.Execute(cli.NameOf(os.Args[0]), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -40,14 +40,16 @@ func NameOf(argv0 string) string {
 // Execute runs the command line args as the command name (Name,
 // PluginName, or the controller binary's name for its deprecated
 // subcommands) and returns the process exit code: the command's own, 0
-// after help, exitUsage for a command line that cannot run.
-func Execute(name string, args []string, stdout, stderr io.Writer) int {
+// after help, exitUsage for a command line that cannot run. stdin is what
+// `--helmrelease -` reads.
+func Execute(name string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// The commands print what they find; the pipeline's and the client's
 	// logs are the controller's, not theirs.
 	ctrllog.SetLogger(logr.Discard())
 	code := 0
 	root := newRoot(name, newClusterFlags(), &code)
 	root.SetArgs(args)
+	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	// Only the command line fails here: diff and preview report their own

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,7 +43,7 @@ current-context: one
 // stderr.
 func run(name string, args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	code := Execute(name, args, &out, &errOut)
+	code := Execute(name, args, strings.NewReader(""), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -207,7 +208,6 @@ func TestCommandLineErrors(t *testing.T) {
 		{args: []string{"diff", "-l", "x=y", "cluster"}, err: "name one HelmRelease, or select a fleet with -l or -A"},
 		{args: []string{"diff", "-o", "yaml", "cluster"}, err: `-o "yaml": want text, json or markdown`},
 		{args: []string{"preview", "-A", "cluster"}, err: "name one HelmRelease, or select a fleet with -l or -A"},
-		{args: []string{"preview", "-A", "--helmrelease", "hr.yaml"}, err: "--helmrelease proposes one HelmRelease: name it instead of -l or -A"},
 		{args: []string{"preview", "--fail-on", "always", "cluster"}, err: `--fail-on "always": want failure, rollout or change`},
 		{args: []string{"version", "extra"}, err: `unknown command "extra" for "templatedrift version"`},
 	}

@@ -58,7 +58,7 @@ func TestDiffExitCodes(t *testing.T) {
 
 	run := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
-		code := Execute(Name, append([]string{"diff", "--kubeconfig", env.KubeConfigPath}, args...), &out, &errOut)
+		code := Execute(Name, append([]string{"diff", "--kubeconfig", env.KubeConfigPath}, args...), strings.NewReader(""), &out, &errOut)
 		return code, out.String(), errOut.String()
 	}
 
@@ -121,7 +121,7 @@ func TestDiffFleet(t *testing.T) {
 	install("fleet-other", testenv.Bootstrap, "other")
 	run := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
-		code := Execute(Name, append([]string{"diff", "--kubeconfig", env.KubeConfigPath}, args...), &out, &errOut)
+		code := Execute(Name, append([]string{"diff", "--kubeconfig", env.KubeConfigPath}, args...), strings.NewReader(""), &out, &errOut)
 		return code, out.String(), errOut.String()
 	}
 

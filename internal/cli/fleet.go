@@ -132,6 +132,8 @@ func (f *passFlags) parse() (*manifest.KindMatcher, plan.RolloutPolicy, error) {
 // session is what diff and preview read before they look at a release:
 // the cluster's client, the selected HelmReleases and the pass's settings.
 type session struct {
+	// ns is the namespace of -n, else the context's.
+	ns       string
 	cfg      *rest.Config
 	client   client.Client
 	hrs      []helmv2.HelmRelease
@@ -158,5 +160,5 @@ func open(ctx context.Context, cluster *clusterFlags, sel *selection, pass *pass
 	if err != nil {
 		return nil, err
 	}
-	return &session{cfg: cfg, client: c, hrs: hrs, kinds: kinds, rollouts: rollouts}, nil
+	return &session{ns: ns, cfg: cfg, client: c, hrs: hrs, kinds: kinds, rollouts: rollouts}, nil
 }

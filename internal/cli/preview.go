@@ -14,6 +14,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/strvals"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/templatedrift/template-drift-controller/internal/preview"
@@ -30,6 +31,8 @@ type previewOptions struct {
 	helmReleaseFile, chartPath string
 	failOn                     string
 	timeout                    time.Duration
+	// stdin is what --helmrelease - reads.
+	stdin io.Reader
 }
 
 // newPreview is the preview command; name is the command's, for its
@@ -56,6 +59,7 @@ something does, 2 on an error.`,
 		Args:              func(_ *cobra.Command, args []string) error { return o.args(args) },
 		ValidArgsFunction: cluster.completeHelmReleases,
 		Run: func(cmd *cobra.Command, _ []string) {
+			o.stdin = cmd.InOrStdin()
 			*code = o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -64,7 +68,7 @@ something does, 2 on an error.`,
 	o.pass.bind(fs)
 	fs.StringArrayVar(&o.valuesFiles, "values", nil, "A values file that replaces spec.values (repeatable: merged in order).")
 	fs.StringArrayVar(&o.sets, "set", nil, "KEY=VALUE set in spec.values after --values (repeatable, Helm's --set syntax).")
-	fs.StringVar(&o.helmReleaseFile, "helmrelease", "", "The proposed HelmRelease YAML: its values, valuesFrom, postRenderers, commonMetadata, releaseName, targetNamespace, storageNamespace and upgrade settings are used.")
+	fs.StringVar(&o.helmReleaseFile, "helmrelease", "", "The proposed HelmReleases, a YAML file of one or more documents (- reads stdin): their values, valuesFrom, postRenderers, commonMetadata, releaseName, targetNamespace, storageNamespace and upgrade settings are used; an OCIRepository or HelmChart among them that a chartRef names says whether the chart changes.")
 	fs.StringVar(&o.chartPath, "chart", "", "The proposed chart (a folder or .tgz); default: the chart the stored release keeps.")
 	fs.StringVar(&o.failOn, "fail-on", string(preview.FailOnFailure), "Exit 1 when this much or more is predicted: failure, rollout or change.")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "How long the preview may take.")
@@ -79,9 +83,6 @@ func (o *previewOptions) args(args []string) error {
 	}
 	if err := o.sel.args(args); err != nil {
 		return err
-	}
-	if o.sel.fleet() && o.helmReleaseFile != "" {
-		return errors.New("--helmrelease proposes one HelmRelease: name it instead of -l or -A")
 	}
 	return nil
 }
@@ -127,9 +128,18 @@ func (o *previewOptions) previewHelmReleases(ctx context.Context) ([]preview.Rep
 	if err != nil {
 		return nil, fmt.Errorf("failed to reach the cluster: %w", err)
 	}
+	var props *proposals
+	if o.helmReleaseFile != "" {
+		if props, err = readProposals(o.helmReleaseFile, o.stdin, s.ns); err != nil {
+			return nil, err
+		}
+		if err := props.check(s.hrs, !o.sel.fleet()); err != nil {
+			return nil, err
+		}
+	}
 	base := preview.Request{Local: s.client, Target: s.client, TargetConfig: s.cfg, Cluster: shared, Kinds: s.kinds, Rollouts: s.rollouts}
 	return each(s.hrs, func(hr *helmv2.HelmRelease) (preview.Report, error) {
-		proposed, err := o.propose(hr, proposedChart)
+		proposed, err := o.propose(ctx, s.client, hr, proposedChart, props)
 		if err != nil {
 			return preview.Report{}, err
 		}
@@ -138,23 +148,14 @@ func (o *previewOptions) previewHelmReleases(ctx context.Context) ([]preview.Rep
 }
 
 // propose applies the change to a copy of the live HelmRelease: the fields
-// of --helmrelease that shape the render, then --values and --set.
-func (o *previewOptions) propose(live *helmv2.HelmRelease, proposedChart *chart.Chart) (*helmv2.HelmRelease, error) {
+// of its proposed document (props, from --helmrelease) that shape the
+// render, then --values and --set.
+func (o *previewOptions) propose(ctx context.Context, c client.Reader, live *helmv2.HelmRelease, proposedChart *chart.Chart,
+	props *proposals) (*helmv2.HelmRelease, error) {
 	hr := live.DeepCopy()
-	if o.helmReleaseFile != "" {
-		data, err := os.ReadFile(o.helmReleaseFile)
-		if err != nil {
-			return nil, fmt.Errorf("failed to read --helmrelease: %w", err)
-		}
-		file := &helmv2.HelmRelease{}
-		if err := yaml.UnmarshalStrict(data, file); err != nil {
-			return nil, fmt.Errorf("--helmrelease %s is not a HelmRelease: %w", o.helmReleaseFile, err)
-		}
-		if file.Name != live.Name || (file.Namespace != "" && file.Namespace != live.Namespace) {
-			return nil, fmt.Errorf("--helmrelease %s proposes HelmRelease %s/%s, not %s/%s", o.helmReleaseFile, file.Namespace, file.Name, live.Namespace, live.Name)
-		}
-		if err := needsChart(live, file, proposedChart); err != nil {
-			return nil, fmt.Errorf("--helmrelease %s %w", o.helmReleaseFile, err)
+	if file := props.of(live); file != nil {
+		if err := props.needsChart(ctx, c, live, file, proposedChart); err != nil {
+			return nil, err
 		}
 		hr.Spec.Values, hr.Spec.ValuesFrom = file.Spec.Values, file.Spec.ValuesFrom
 		hr.Spec.PostRenderers, hr.Spec.PostRenderStrategy = file.Spec.PostRenderers, file.Spec.PostRenderStrategy
@@ -200,22 +201,6 @@ func (o *previewOptions) propose(live *helmv2.HelmRelease, proposedChart *chart.
 	}
 	hr.Spec.Values = &apiextensionsv1.JSON{Raw: js}
 	return hr, nil
-}
-
-// needsChart refuses a proposed HelmRelease that takes another chart
-// (preview.ChartChange) when no --chart gives it: the stored release keeps
-// only the chart it was installed with. A file that names no chart keeps
-// the live one.
-func needsChart(live, file *helmv2.HelmRelease, proposedChart *chart.Chart) error {
-	if proposedChart != nil || (file.Spec.Chart == nil && file.Spec.ChartRef == nil) {
-		return nil
-	}
-	if change := preview.ChartChange(live, file); change != "" {
-		return fmt.Errorf("changes the chart %s: the stored release keeps only its own chart, "+
-			"so pass the new one with --chart (a folder or .tgz, e.g. from `helm pull oci://REGISTRY/CHART --version X` "+
-			"or `flux pull artifact`)", change)
-	}
-	return nil
 }
 
 // mergeValues merges b over a, maps key by key, as Helm merges -f files.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -33,11 +34,12 @@ func TestPreviewCommand(t *testing.T) {
 		hr.SetLabels(map[string]string{"fleet": "preview"})
 		g.Expect(env.Client.Patch(ctx, hr, patch)).To(Succeed())
 	}
-	run := func(args ...string) (int, string, string) {
+	runIn := func(stdin string, args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
-		code := Execute(Name, append([]string{"preview", "--kubeconfig", env.KubeConfigPath}, args...), &out, &errOut)
+		code := Execute(Name, append([]string{"preview", "--kubeconfig", env.KubeConfigPath}, args...), strings.NewReader(stdin), &out, &errOut)
 		return code, out.String(), errOut.String()
 	}
+	run := func(args ...string) (int, string, string) { return runIn("", args...) }
 	dir := t.TempDir()
 	file := func(name, content string) string {
 		p := filepath.Join(dir, name)
@@ -94,7 +96,7 @@ spec:
 `)
 	code, _, errOut = run("-n", "preview-a", "--helmrelease", bumped, "cluster")
 	g.Expect(code).To(Equal(preview.ExitError))
-	g.Expect(errOut).To(ContainSubstring(`changes the chart from chart cluster@1.0.0 from HelmRepository preview-a/charts ` +
+	g.Expect(errOut).To(ContainSubstring(`changes the chart of HelmRelease preview-a/cluster from chart cluster@1.0.0 from HelmRepository preview-a/charts ` +
 		`to chart cluster@2.0.0 from HelmRepository preview-a/charts: the stored release keeps only its own chart, so pass the new one with --chart`))
 	g.Expect(errOut).To(ContainSubstring("helm pull oci://REGISTRY/CHART --version X"))
 
@@ -110,6 +112,34 @@ spec:
 	code, _, errOut = run("-n", "preview-a", "--helmrelease", moved, "cluster")
 	g.Expect(code).To(Equal(preview.ExitError))
 	g.Expect(errOut).To(ContainSubstring(`to chartRef OCIRepository preview-a/cluster-v2: the stored release keeps only its own chart`))
+
+	// Several documents on stdin, as `kustomize build | templatedrift
+	// preview --helmrelease -` gives them: each selected HelmRelease takes
+	// its own, other kinds are read for the chart sources only.
+	docs := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: unrelated}
+data: {a: b}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: cluster, namespace: preview-b}
+spec:
+  interval: 1m
+  releaseName: cluster
+  chart: {spec: {chart: cluster, version: 1.0.0, sourceRef: {kind: HelmRepository, name: charts}}}
+  values: {imageServerIP: 192.168.100.9}
+`
+	code, out, errOut = runIn(docs, "-A", "-l", "fleet=preview", "--helmrelease", "-")
+	g.Expect(code).To(Equal(preview.ExitFound), errOut)
+	g.Expect(out).To(ContainSubstring("2 releases: 0 roll 0 Machines, 1 upgrade would fail"),
+		"preview-b takes its document (an image server change its locked template refuses), preview-a its live spec")
+	code, _, errOut = runIn(docs, "-n", "preview-a", "--helmrelease", "-", "cluster")
+	g.Expect(code).To(Equal(preview.ExitError))
+	g.Expect(errOut).To(ContainSubstring("--helmrelease (stdin) proposes no HelmRelease preview-a/cluster"))
+	code, _, errOut = runIn(strings.ReplaceAll(docs, "name: cluster,", "name: new-cluster,"), "-A", "-l", "fleet=preview", "--helmrelease", "-")
+	g.Expect(code).To(Equal(preview.ExitError))
+	g.Expect(errOut).To(ContainSubstring("not on the cluster or not selected: preview-b/new-cluster (previewing a new HelmRelease is not supported yet)"))
 
 	code, out, errOut = run("-A", "-l", "fleet=preview", "--set", "imageServerIP=192.168.100.9")
 	g.Expect(code).To(Equal(preview.ExitFound), errOut)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -29,7 +30,7 @@ func TestProposeWithoutSpecValues(t *testing.T) {
 		{sets: []string{"kubeletArgs.max-pods=200"}},
 		{valuesFiles: []string{file}},
 	} {
-		hr, err := o.propose(live, nil)
+		hr, err := o.propose(context.Background(), nil, live, nil, nil)
 		g.Expect(err).NotTo(HaveOccurred(), "sets %v, values %v", o.sets, o.valuesFiles)
 		g.Expect(hr.Spec.Values).NotTo(BeNil())
 		var values map[string]any

@@ -1,10 +1,14 @@
 package preview
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // ChartChange says how proposed takes its chart otherwise than live: a
@@ -56,4 +60,52 @@ func orAny(version string) string {
 		return "*"
 	}
 	return version
+}
+
+// The chart sources a chartRef may name, and the fields of their spec that
+// choose the chart: which artifact an OCIRepository pulls, which chart
+// and version a HelmChart packages.
+var chartFields = map[string][][]string{
+	"OCIRepository": {{"url"}, {"ref"}, {"layerSelector"}},
+	"HelmChart":     {{"chart"}, {"version"}, {"sourceRef"}, {"valuesFiles"}},
+}
+
+// SourceChange says how a proposed OCIRepository or HelmChart (as a
+// pull request's build has it) chooses another chart than the live one
+// (nil when the cluster has none): the fields that differ, or that it is
+// new. "" means the same chart, or a kind that is no chart source.
+func SourceChange(live, proposed *unstructured.Unstructured) string {
+	fields, ok := chartFields[proposed.GetKind()]
+	if !ok {
+		return ""
+	}
+	id := proposed.GetKind() + " " + proposed.GetNamespace() + "/" + proposed.GetName()
+	if live == nil {
+		return "through " + id + ", which the cluster does not have yet"
+	}
+	var changed []string
+	for _, f := range fields {
+		path := append([]string{"spec"}, f...)
+		a, _, _ := unstructured.NestedFieldNoCopy(live.Object, path...)
+		b, _, _ := unstructured.NestedFieldNoCopy(proposed.Object, path...)
+		if !equality.Semantic.DeepEqual(a, b) {
+			changed = append(changed, fmt.Sprintf("spec.%s %s to %s", strings.Join(f, "."), shown(a), shown(b)))
+		}
+	}
+	if len(changed) == 0 {
+		return ""
+	}
+	return "through " + id + ": " + strings.Join(changed, ", ")
+}
+
+// shown is a field's value for a message.
+func shown(v any) string {
+	if v == nil {
+		return "unset"
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(data)
 }

@@ -5,6 +5,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // TestChartChange: every way a proposed HelmRelease can take another
@@ -46,6 +47,41 @@ func TestChartChange(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			NewWithT(t).Expect(ChartChange(tc.live, tc.proposed)).To(Equal(tc.want))
+		})
+	}
+}
+
+// TestSourceChange: a pull request that bumps the chart through the
+// OCIRepository or HelmChart a chartRef names is a chart change; its
+// interval is not.
+func TestSourceChange(t *testing.T) {
+	source := func(kind string, spec map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+		u.SetKind(kind)
+		u.SetNamespace("fleet")
+		u.SetName("cluster")
+		return u
+	}
+	oci := func(tag, interval string) *unstructured.Unstructured {
+		return source("OCIRepository", map[string]any{"url": "oci://r/cluster", "interval": interval, "ref": map[string]any{"tag": tag}})
+	}
+	for _, tc := range []struct {
+		name           string
+		live, proposed *unstructured.Unstructured
+		want           string
+	}{
+		{"same tag", oci("1.0.0", "1m"), oci("1.0.0", "1m"), ""},
+		{"only the interval", oci("1.0.0", "1m"), oci("1.0.0", "5m"), ""},
+		{"tag bump", oci("1.0.0", "1m"), oci("1.1.0", "1m"),
+			`through OCIRepository fleet/cluster: spec.ref {"tag":"1.0.0"} to {"tag":"1.1.0"}`},
+		{"new source", nil, oci("1.0.0", "1m"), "through OCIRepository fleet/cluster, which the cluster does not have yet"},
+		{"HelmChart version", source("HelmChart", map[string]any{"chart": "cluster", "version": "1.0.0"}),
+			source("HelmChart", map[string]any{"chart": "cluster", "version": "2.x"}),
+			`through HelmChart fleet/cluster: spec.version "1.0.0" to "2.x"`},
+		{"no chart source", source("ConfigMap", nil), source("ConfigMap", map[string]any{"a": "b"}), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			NewWithT(t).Expect(SourceChange(tc.live, tc.proposed)).To(Equal(tc.want))
 		})
 	}
 }
