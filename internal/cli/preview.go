@@ -52,7 +52,8 @@ request with a write verb carries dryRun=All, so it needs the write verbs in
 RBAC.
 
 Exit code: 0 when nothing reaches --fail-on (default failure), 1 when
-something does, 2 on an error.`,
+something does or Helm is acting on a release (nothing can be predicted),
+2 on an error.`,
 		Example: fmt.Sprintf(`  %[1]s preview -n fleet --set kubeletArgs.max-pods=200 cluster
   %[1]s preview -n fleet --helmrelease hr.yaml --chart ./charts/cluster -o markdown cluster
   %[1]s preview -A -l env=production --values values.yaml --fail-on rollout`, name),

@@ -3,6 +3,7 @@ package preview
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -244,33 +245,75 @@ func WriteText(w io.Writer, reports []Report) error {
 	return err
 }
 
-// WriteMarkdown writes the reports for a pull-request comment.
+// MarkdownMarker opens the markdown output, hidden when rendered, so that a
+// CI step finds the comment it posted before and updates it instead of
+// adding one per push.
+const MarkdownMarker = "<!-- templatedrift-preview -->"
+
+// WriteMarkdown writes the reports for a pull-request comment: the marker,
+// the fleet's total, then one collapsible section per release whose
+// summary line says what its upgrade would do, open when it fails or
+// rolls Machines.
 func WriteMarkdown(w io.Writer, reports []Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s**\n\n", Summary(reports))
+	fmt.Fprintf(&b, "%s\n**%s**\n\n", MarkdownMarker, Summary(reports))
 	for _, r := range reports {
-		fmt.Fprintf(&b, "### HelmRelease `%s` (chart `%s`, %s)\n\n", r.HelmRelease, r.Chart, r.ApplyMethod)
-		if l := addonLine(r); l != "" {
-			fmt.Fprintf(&b, "%s\n\n", l)
+		open := ""
+		if _, rolled := r.RolledMachines(); r.Fails() || rolled > 0 || r.HelmInFlight() {
+			open = " open"
 		}
-		if !anyShown(r) {
-			b.WriteString("Nothing changes.\n\n")
-			continue
-		}
-		if r.Changes() == 0 {
-			b.WriteString("Nothing changes; the templates' drift:\n\n")
-		}
-		b.WriteString("| object | change | after the upgrade | rolls | note |\n|---|---|---|---|---|\n")
-		for _, o := range r.Objects {
-			if !o.shown() {
-				continue
-			}
-			fmt.Fprintf(&b, "| `%s/%s` | %s | %s | %s | %s |\n", o.Kind, o.Name, o.Change, cell(after(o)), rolls(o), cell(note(o)))
-		}
-		b.WriteString("\n")
+		fmt.Fprintf(&b, "<details%s><summary>HelmRelease <code>%s</code> (chart <code>%s</code>, %s): %s</summary>\n\n",
+			open, html.EscapeString(r.HelmRelease), html.EscapeString(r.Chart), r.ApplyMethod, html.EscapeString(outcomeLine(r)))
+		writeMarkdownRelease(&b, r)
+		b.WriteString("</details>\n\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeMarkdownRelease writes a release's section: how the add-on stands
+// to it, then the table of what changes.
+func writeMarkdownRelease(b *strings.Builder, r Report) {
+	if l := addonLine(r); l != "" {
+		fmt.Fprintf(b, "%s\n\n", cell(l))
+	}
+	if !anyShown(r) {
+		b.WriteString("Nothing changes.\n\n")
+		return
+	}
+	if r.Changes() == 0 {
+		b.WriteString("Nothing changes; the templates' drift:\n\n")
+	}
+	b.WriteString("| object | change | after the upgrade | rolls | note |\n|---|---|---|---|---|\n")
+	for _, o := range r.Objects {
+		if !o.shown() {
+			continue
+		}
+		fmt.Fprintf(b, "| `%s/%s` | %s | %s | %s | %s |\n", o.Kind, o.Name, o.Change, cell(after(o)), rolls(o), cell(note(o)))
+	}
+	b.WriteString("\n")
+}
+
+// outcomeLine is a release's summary: whether its upgrade would fail, the
+// Machines it rolls, how many objects change, or that nothing does.
+func outcomeLine(r Report) string {
+	var parts []string
+	if r.HelmInFlight() {
+		parts = append(parts, "Helm is acting on the release, no prediction")
+	}
+	if r.Fails() {
+		parts = append(parts, "the upgrade would fail")
+	}
+	if m, c := r.RolledMachines(); c > 0 {
+		parts = append(parts, fmt.Sprintf("rolls %d %s", m, plural(m, "Machine", "Machines")))
+	}
+	if n := r.Changes(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", n, plural(n, "object changes", "objects change")))
+	}
+	if len(parts) == 0 {
+		return "nothing changes"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func after(o Object) string {
@@ -357,4 +400,7 @@ func note(o Object) string {
 	return strings.Join(parts, "; ")
 }
 
-func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+// cell escapes a table cell: a pipe would end it and a newline the row.
+func cell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\r\n", "<br>", "\n", "<br>").Replace(s)
+}

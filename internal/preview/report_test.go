@@ -3,6 +3,7 @@ package preview
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -61,9 +62,15 @@ func TestWriters(t *testing.T) {
 	g.Expect(text.String()).To(ContainSubstring("nothing changes"))
 
 	g.Expect(WriteMarkdown(&md, reports)).To(Succeed())
-	g.Expect(md.String()).To(HavePrefix("**4 releases: 1 roll 6 Machines, 1 upgrade would fail**"))
+	g.Expect(md.String()).To(HavePrefix(MarkdownMarker + "\n**4 releases: 1 roll 6 Machines, 1 upgrade would fail**\n\n"))
 	g.Expect(md.String()).To(ContainSubstring("| `Metal3DataTemplate/mgmt-cp-metadata` | refused | the upgrade fails | no | denied \\| \"cannot be modified\" |"))
-	g.Expect(md.String()).To(ContainSubstring("### HelmRelease `fleet/d` (chart `cluster@1.0.0`, csa)\n\nNothing changes."))
+	g.Expect(md.String()).To(ContainSubstring("<details><summary>HelmRelease <code>fleet/d</code> (chart <code>cluster@1.0.0</code>, csa): nothing changes</summary>\n\nNothing changes.\n\n</details>"))
+	g.Expect(md.String()).To(MatchRegexp(`<details open><summary>HelmRelease <code>[^<]+</code> \(chart <code>[^<]+</code>, \w+\): rolls 6 Machines, \d+ objects? changes?</summary>`),
+		"a release that rolls is open, its summary first")
+	g.Expect(md.String()).To(MatchRegexp(`<details open><summary>[^\n]*: the upgrade would fail`))
+	g.Expect(strings.Count(md.String(), "<details")).To(Equal(4))
+	g.Expect(strings.Count(md.String(), "</details>")).To(Equal(4))
+	g.Expect(cell("a|b\nc\r\nd")).To(Equal(`a\|b<br>c<br>d`), "a pipe or a newline in a value keeps the table whole")
 
 	g.Expect(WriteJSON(&js, reports)).To(Succeed())
 	var doc struct {
