@@ -22,7 +22,7 @@ type diffOptions struct {
 	sel       selection
 	pass      passFlags
 	defaultSA string
-	timeout   time.Duration
+	fleet     fleetFlags
 }
 
 // newDiff is the diff command; name is the command's, for its examples.
@@ -35,7 +35,8 @@ func newDiff(name string, cluster *clusterFlags, code *int) *cobra.Command {
 ones, through the same pipeline as the controller, and writes nothing. It
 prints each drifted template, its JSON paths with before → after values, and
 what the HelmRelease's strategy (auto unless templatedrift.io/strategy says
-otherwise) would do. With -l or -A it diffs every HelmRelease selected.
+otherwise) would do. With -l or -A it diffs every HelmRelease selected,
+--parallel at a time; one that fails is an error row and the others go on.
 
 Exit code: 0 when every HelmRelease is in sync, 1 when drift is found, 2 on
 an error or when a pass could not look at a release's templates.`,
@@ -51,16 +52,14 @@ an error or when a pass could not look at a release's templates.`,
 	o.sel.bind(fs, "Diff")
 	o.pass.bind(fs)
 	fs.StringVar(&o.defaultSA, "default-service-account", "", "The service account impersonated for HelmReleases that name none.")
-	fs.DurationVar(&o.timeout, "timeout", time.Minute, "How long the diff may take.")
+	o.fleet.bind(fs, "Diff", time.Minute)
 	return cmd
 }
 
 // run diffs the selected HelmReleases and prints them; it returns the exit
 // code.
 func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) int {
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-	reports, err := o.diff(ctx)
+	reports, err := o.diff(ctx, stderr)
 	if err == nil {
 		err = o.write(stdout, reports)
 	}
@@ -73,7 +72,7 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) int {
 
 // diff runs a read-only pass over each selected HelmRelease, on its target
 // as the controller would reach it.
-func (o *diffOptions) diff(ctx context.Context) ([]diffreport.DiffReport, error) {
+func (o *diffOptions) diff(ctx context.Context, stderr io.Writer) ([]diffreport.DiffReport, error) {
 	s, err := open(ctx, o.cluster, &o.sel, &o.pass)
 	if err != nil {
 		return nil, err
@@ -81,13 +80,21 @@ func (o *diffOptions) diff(ctx context.Context) ([]diffreport.DiffReport, error)
 	engine := &pipeline.Engine{Kinds: s.kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes),
 		Targets:          &target.Targets{Local: s.cfg, Reader: s.client, Scheme: s.client.Scheme(), DefaultServiceAccount: o.defaultSA},
 		MaxManifestBytes: manifest.DefaultMaxManifestBytes, Rollouts: s.rollouts}
-	return each(s.hrs, func(hr *helmv2.HelmRelease) (diffreport.DiffReport, error) {
+	var errRow func(*helmv2.HelmRelease, error) diffreport.DiffReport
+	if o.sel.fleet() {
+		errRow = func(hr *helmv2.HelmRelease, err error) diffreport.DiffReport {
+			return diffreport.DiffReport{HelmRelease: hr.Namespace + "/" + hr.Name, Reason: diffreport.ErrorReason,
+				Message: err.Error(), Templates: []diffreport.DiffTemplate{}}
+		}
+	}
+	progress := newProgress(stderr, "diff", len(s.hrs), o.sel.fleet())
+	return each(ctx, o.fleet, s.hrs, progress, func(ctx context.Context, hr *helmv2.HelmRelease) (diffreport.DiffReport, error) {
 		res, err := engine.Run(ctx, pipeline.Request{HelmRelease: hr, ReadOnly: true})
 		if err != nil {
 			return diffreport.DiffReport{}, err
 		}
 		return diffreport.NewDiffReport(hr.Namespace+"/"+hr.Name, res), nil
-	})
+	}, errRow)
 }
 
 // write prints the reports: a named HelmRelease's as one report, a fleet's

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	flag "github.com/spf13/pflag"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -89,17 +91,49 @@ func (s *selection) helmReleases(ctx context.Context, c client.Reader, ns string
 	return list.Items, nil
 }
 
-// each runs one HelmRelease's diff or preview over hrs, in order, and stops
-// at the first error, which it names the HelmRelease in. A pass that could
-// not look at a release's templates is not an error: its report says why.
-func each[R any](hrs []helmv2.HelmRelease, one func(*helmv2.HelmRelease) (R, error)) ([]R, error) {
-	out := make([]R, 0, len(hrs))
+// fleetFlags say how a command goes over its HelmReleases.
+type fleetFlags struct {
+	parallel int
+	timeout  time.Duration
+}
+
+func (f *fleetFlags) bind(fs *flag.FlagSet, verb string, timeout time.Duration) {
+	fs.IntVar(&f.parallel, "parallel", 4, verb+" this many HelmReleases of a fleet side by side.")
+	fs.DurationVar(&f.timeout, "timeout", timeout, "How long one HelmRelease may take; one that takes longer is an error row of the fleet.")
+}
+
+// each runs one over hrs, at most f.parallel at a time, each within
+// f.timeout, and returns the results in hrs' order. For a fleet (errRow
+// set), a HelmRelease whose run fails becomes errRow's row and the others
+// go on; progress goes to progress, which may be nil. For one named
+// HelmRelease (errRow nil), its error is returned, naming it. A pass that
+// could not look at a release's templates is not an error: its report
+// says why.
+func each[R any](ctx context.Context, f fleetFlags, hrs []helmv2.HelmRelease, progress *progress,
+	one func(context.Context, *helmv2.HelmRelease) (R, error), errRow func(*helmv2.HelmRelease, error) R) ([]R, error) {
+	out := make([]R, len(hrs))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(f.parallel, 1))
 	for i := range hrs {
-		r, err := one(&hrs[i])
-		if err != nil {
-			return nil, fmt.Errorf("HelmRelease %s/%s: %w", hrs[i].Namespace, hrs[i].Name, err)
-		}
-		out = append(out, r)
+		hr := &hrs[i]
+		g.Go(func() error {
+			rctx, cancel := context.WithTimeout(ctx, f.timeout)
+			defer cancel()
+			r, err := one(rctx, hr)
+			progress.done(hr, err)
+			switch {
+			case err == nil:
+				out[i] = r
+			case errRow != nil:
+				out[i] = errRow(hr, err)
+			default:
+				return fmt.Errorf("HelmRelease %s/%s: %w", hr.Namespace, hr.Name, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

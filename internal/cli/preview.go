@@ -30,7 +30,7 @@ type previewOptions struct {
 	valuesFiles, sets          []string
 	helmReleaseFile, chartPath string
 	failOn                     string
-	timeout                    time.Duration
+	fleet                      fleetFlags
 	// stdin is what --helmrelease - reads.
 	stdin io.Reader
 }
@@ -51,9 +51,12 @@ many Machines, and which templates change in place. It writes nothing: every
 request with a write verb carries dryRun=All, so it needs the write verbs in
 RBAC.
 
+With -l or -A it previews every HelmRelease selected, --parallel at a
+time; one that fails is an error row and the others go on.
+
 Exit code: 0 when nothing reaches --fail-on (default failure), 1 when
 something does or Helm is acting on a release (nothing can be predicted),
-2 on an error.`,
+2 on an error, or when a HelmRelease of a fleet could not be previewed.`,
 		Example: fmt.Sprintf(`  %[1]s preview -n fleet --set kubeletArgs.max-pods=200 cluster
   %[1]s preview -n fleet --helmrelease hr.yaml --chart ./charts/cluster -o markdown cluster
   %[1]s preview -A -l env=production --values values.yaml --fail-on rollout`, name),
@@ -72,7 +75,7 @@ something does or Helm is acting on a release (nothing can be predicted),
 	fs.StringVar(&o.helmReleaseFile, "helmrelease", "", "The proposed HelmReleases, a YAML file of one or more documents (- reads stdin): their values, valuesFrom, postRenderers, commonMetadata, releaseName, targetNamespace, storageNamespace and upgrade settings are used; an OCIRepository or HelmChart among them that a chartRef names says whether the chart changes.")
 	fs.StringVar(&o.chartPath, "chart", "", "The proposed chart (a folder or .tgz); default: the chart the stored release keeps.")
 	fs.StringVar(&o.failOn, "fail-on", string(preview.FailOnFailure), "Exit 1 when this much or more is predicted: failure, rollout or change.")
-	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "How long the preview may take.")
+	o.fleet.bind(fs, "Preview", 5*time.Minute)
 	return cmd
 }
 
@@ -91,9 +94,7 @@ func (o *previewOptions) args(args []string) error {
 // run previews the selected HelmReleases and prints them; it returns the
 // exit code.
 func (o *previewOptions) run(ctx context.Context, stdout, stderr io.Writer) int {
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-	reports, err := o.previewHelmReleases(ctx)
+	reports, err := o.previewHelmReleases(ctx, stderr)
 	if err == nil {
 		switch o.sel.output {
 		case outputJSON:
@@ -114,7 +115,7 @@ func (o *previewOptions) run(ctx context.Context, stdout, stderr io.Writer) int 
 
 // previewHelmReleases previews each selected HelmRelease with the change,
 // on one client and one render cluster they share.
-func (o *previewOptions) previewHelmReleases(ctx context.Context) ([]preview.Report, error) {
+func (o *previewOptions) previewHelmReleases(ctx context.Context, stderr io.Writer) ([]preview.Report, error) {
 	s, err := open(ctx, o.cluster, &o.sel, &o.pass)
 	if err != nil {
 		return nil, err
@@ -139,13 +140,20 @@ func (o *previewOptions) previewHelmReleases(ctx context.Context) ([]preview.Rep
 		}
 	}
 	base := preview.Request{Local: s.client, Target: s.client, TargetConfig: s.cfg, Cluster: shared, Kinds: s.kinds, Rollouts: s.rollouts}
-	return each(s.hrs, func(hr *helmv2.HelmRelease) (preview.Report, error) {
+	var errRow func(*helmv2.HelmRelease, error) preview.Report
+	if o.sel.fleet() {
+		errRow = func(hr *helmv2.HelmRelease, err error) preview.Report {
+			return preview.Report{HelmRelease: hr.Namespace + "/" + hr.Name, Objects: []preview.Object{}, Error: err.Error()}
+		}
+	}
+	progress := newProgress(stderr, "preview", len(s.hrs), o.sel.fleet())
+	return each(ctx, o.fleet, s.hrs, progress, func(ctx context.Context, hr *helmv2.HelmRelease) (preview.Report, error) {
 		proposed, err := o.propose(ctx, s.client, hr, proposedChart, props)
 		if err != nil {
 			return preview.Report{}, err
 		}
 		return previewOne(ctx, base, proposed, proposedChart)
-	})
+	}, errRow)
 }
 
 // propose applies the change to a copy of the live HelmRelease: the fields

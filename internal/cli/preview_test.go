@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -140,6 +142,27 @@ spec:
 	code, _, errOut = runIn(strings.ReplaceAll(docs, "name: cluster,", "name: new-cluster,"), "-A", "-l", "fleet=preview", "--helmrelease", "-")
 	g.Expect(code).To(Equal(preview.ExitError))
 	g.Expect(errOut).To(ContainSubstring("not on the cluster or not selected: preview-b/new-cluster (previewing a new HelmRelease is not supported yet)"))
+
+	// A fleet goes on past a HelmRelease it cannot preview: an error row,
+	// exit 2, progress on stderr.
+	remote := testenv.NewHelmRelease("preview-b", "remote", nil)
+	remote.Labels = map[string]string{"mixed": "yes"}
+	remote.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "remote-kubeconfig"}}
+	g.Expect(env.Client.Create(ctx, remote)).To(Succeed())
+	hr := &helmv2.HelmRelease{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "preview-a", Name: "cluster"}, hr)).To(Succeed())
+	patch := client.MergeFrom(hr.DeepCopy())
+	hr.Labels["mixed"] = "yes"
+	g.Expect(env.Client.Patch(ctx, hr, patch)).To(Succeed())
+	code, out, errOut = run("-A", "-l", "mixed=yes", "--parallel", "2")
+	g.Expect(code).To(Equal(preview.ExitError), errOut)
+	g.Expect(out).To(ContainSubstring("HelmRelease preview-b/remote\ncannot preview: it deploys to a remote cluster"))
+	g.Expect(out).To(ContainSubstring("HelmRelease preview-a/cluster (chart cluster@1.0.0"), "the other release is previewed")
+	g.Expect(out).To(ContainSubstring("2 releases: 0 roll 0 Machines, 0 upgrades would fail, 1 could not be previewed"))
+	g.Expect(errOut).To(ContainSubstring("preview 2/2 "), "progress, a line per release off a terminal")
+	code, out, _ = run("-A", "-l", "mixed=yes", "-o", "json")
+	g.Expect(code).To(Equal(preview.ExitError))
+	g.Expect(out).To(ContainSubstring(`"error": "it deploys to a remote cluster`))
 
 	code, out, errOut = run("-A", "-l", "fleet=preview", "--set", "imageServerIP=192.168.100.9")
 	g.Expect(code).To(Equal(preview.ExitFound), errOut)

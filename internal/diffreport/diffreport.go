@@ -25,6 +25,10 @@ const (
 	ExitError  = 2
 )
 
+// ErrorReason is the reason of a fleet's row for a HelmRelease whose diff
+// failed (the API server unreachable, a timeout): the others are diffed.
+const ErrorReason = "Error"
+
 // DiffReport is the read-only view of one pass that the diff command and
 // the demo print: each template, its drift, and what auto would do.
 type DiffReport struct {

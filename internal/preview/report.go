@@ -42,6 +42,9 @@ type Report struct {
 	// TemplatesInSync reason and message: the Cluster is paused, Helm is
 	// in flight, …); empty when it would.
 	Addon string `json:"addon,omitempty"`
+	// Error is why a HelmRelease of a fleet could not be previewed (the
+	// others were); its other fields are then empty.
+	Error string `json:"error,omitempty"`
 }
 
 // HelmInFlight reports whether Helm is acting on the release (Addon is
@@ -153,6 +156,11 @@ func ParseFailOn(s string) (FailOn, error) {
 // be trusted).
 func ExitCode(reports []Report, f FailOn) int {
 	for _, r := range reports {
+		if r.Error != "" {
+			return ExitError
+		}
+	}
+	for _, r := range reports {
 		machines, consumers := r.RolledMachines()
 		switch {
 		case r.Fails(), r.HelmInFlight(),
@@ -167,8 +175,11 @@ func ExitCode(reports []Report, f FailOn) int {
 // Summary is the total line of a fleet's preview: "12 releases: 3 roll 27
 // Machines, 1 upgrade would fail".
 func Summary(reports []Report) string {
-	var rolling, machines, failing int
+	var rolling, machines, failing, errored int
 	for _, r := range reports {
+		if r.Error != "" {
+			errored++
+		}
 		m, c := r.RolledMachines()
 		if c > 0 {
 			rolling++
@@ -178,8 +189,12 @@ func Summary(reports []Report) string {
 			failing++
 		}
 	}
-	return fmt.Sprintf("%d %s: %d roll %d %s, %d %s fail", len(reports), plural(len(reports), "release", "releases"),
+	line := fmt.Sprintf("%d %s: %d roll %d %s, %d %s fail", len(reports), plural(len(reports), "release", "releases"),
 		rolling, machines, plural(machines, "Machine", "Machines"), failing, plural(failing, "upgrade would", "upgrades would"))
+	if errored > 0 {
+		line += fmt.Sprintf(", %d could not be previewed", errored)
+	}
+	return line
 }
 
 func plural(n int, one, many string) string {
@@ -215,6 +230,10 @@ func WriteJSON(w io.Writer, reports []Report) error {
 func WriteText(w io.Writer, reports []Report) error {
 	var b strings.Builder
 	for _, r := range reports {
+		if r.Error != "" {
+			fmt.Fprintf(&b, "HelmRelease %s\ncannot preview: %s\n\n", r.HelmRelease, r.Error)
+			continue
+		}
 		fmt.Fprintf(&b, "HelmRelease %s (chart %s, %s)\n", r.HelmRelease, r.Chart, r.ApplyMethod)
 		tw := tabwriter.NewWriter(&b, 0, 4, 3, ' ', 0)
 		fmt.Fprintln(tw, "OBJECT\tCHANGE\tAFTER THE UPGRADE\tROLLS\tNOTE")
@@ -258,6 +277,11 @@ func WriteMarkdown(w io.Writer, reports []Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n**%s**\n\n", MarkdownMarker, Summary(reports))
 	for _, r := range reports {
+		if r.Error != "" {
+			fmt.Fprintf(&b, "<details open><summary>HelmRelease <code>%s</code>: cannot preview</summary>\n\n%s\n\n</details>\n\n",
+				html.EscapeString(r.HelmRelease), cell(r.Error))
+			continue
+		}
 		open := ""
 		if _, rolled := r.RolledMachines(); r.Fails() || rolled > 0 || r.HelmInFlight() {
 			open = " open"

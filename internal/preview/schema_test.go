@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -190,5 +191,24 @@ func TestPreviewJSONShapes(t *testing.T) {
 		if !shapes[s] {
 			t.Errorf("no preview of the tests printed a report with %s", s)
 		}
+	}
+}
+
+// TestSchemaErrorRow: a fleet's row for a HelmRelease that could not be
+// previewed matches the schema, and a release row with an error does not.
+func TestSchemaErrorRow(t *testing.T) {
+	checkSchema(t, preview.Report{HelmRelease: "fleet/remote", Objects: []preview.Object{},
+		Error: "it deploys to a remote cluster (spec.kubeConfig)"})
+	sch, err := compileSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(`{"releases": [{"helmRelease": "fleet/a", "chart": "c@1",
+		"applyMethod": "csa", "objects": [], "addonMode": "enabled", "error": "x"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sch.Validate(inst) == nil {
+		t.Fatal("a release row with an error matches the schema")
 	}
 }

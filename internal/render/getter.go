@@ -55,7 +55,8 @@ func NewCluster(cfg *rest.Config) (*Cluster, error) {
 }
 
 // sharedValidators is Helm's kube client factory with the Cluster's
-// validators. Renders of one Cluster run one at a time.
+// validators. Renders of one Cluster may run side by side (a fleet's
+// previews, --parallel): each validator is built once, under mu.
 type sharedValidators struct {
 	kube.Factory
 	cluster *Cluster
