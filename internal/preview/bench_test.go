@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -81,10 +83,10 @@ func settle(b *testing.B) {
 	b.Logf("settled in %s", time.Since(start).Round(time.Second))
 }
 
-// previewAll previews the kubelet change for every HelmRelease in turn,
-// as `preview -A` does, as the previewer user; values are the releases'
-// own, which the change keeps.
-func previewAll(b *testing.B, hrs []*helmv2.HelmRelease, values map[string]any) (objects int) {
+// previewAll previews the kubelet change for every HelmRelease, parallel
+// at a time, as `preview -A --parallel` does, as the previewer user;
+// values are the releases' own, which the change keeps.
+func previewAll(b *testing.B, hrs []*helmv2.HelmRelease, values map[string]any, parallel int) (objects int) {
 	b.Helper()
 	env := shared.Env(b)
 	// The command's --kube-api-qps and --kube-api-burst defaults.
@@ -110,26 +112,37 @@ func previewAll(b *testing.B, hrs []*helmv2.HelmRelease, values map[string]any) 
 	if err != nil {
 		b.Fatal(err)
 	}
+	var mu sync.Mutex
+	var g errgroup.Group
+	g.SetLimit(parallel)
 	for _, hr := range hrs {
-		proposed := hr.DeepCopy()
-		proposed.Spec.Values = &apiextensionsv1.JSON{Raw: raw}
-		rep, err := preview.Run(context.Background(), preview.Request{HelmRelease: proposed, Local: c, Target: c,
-			TargetConfig: cfg, Cluster: cluster, Kinds: kinds, Now: time.Now()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if machines, _ := rep.RolledMachines(); machines == 0 {
-			b.Fatalf("the preview of %s/%s predicts no rollout", hr.Namespace, hr.Name)
-		}
-		objects += len(rep.Objects)
+		g.Go(func() error {
+			proposed := hr.DeepCopy()
+			proposed.Spec.Values = &apiextensionsv1.JSON{Raw: raw}
+			rep, err := preview.Run(context.Background(), preview.Request{HelmRelease: proposed, Local: c, Target: c,
+				TargetConfig: cfg, Cluster: cluster, Kinds: kinds, Now: time.Now()})
+			if err != nil {
+				return err
+			}
+			if machines, _ := rep.RolledMachines(); machines == 0 {
+				return fmt.Errorf("the preview of %s/%s predicts no rollout", hr.Namespace, hr.Name)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			objects += len(rep.Objects)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
 	}
 	return objects
 }
 
 // BenchmarkPreview is the time of one preview of one release (the e2e
 // cluster chart: 10 objects; with three worker pools: 22), and of a
-// fleet's (`preview -A`, 100 releases, timed once the managers have
-// settled), on a real kube-apiserver with the Cluster API and Metal3
+// fleet's (`preview -A`, 100 releases in turn and 4 at a time as
+// --parallel's default, timed once the managers have settled), on a real kube-apiserver with the Cluster API and Metal3
 // managers and webhooks (`make bench-preview`). The figures go in
 // docs/benchmarks.md; nothing here asserts a time.
 func BenchmarkPreview(b *testing.B) {
@@ -137,10 +150,12 @@ func BenchmarkPreview(b *testing.B) {
 		name     string
 		releases int
 		values   map[string]any
+		parallel int
 	}{
-		{name: "releases=1", releases: 1},
-		{name: "releases=1,pools=3", releases: 1, values: map[string]any{"workerPools": 3}},
-		{name: "releases=100", releases: 100},
+		{name: "releases=1", releases: 1, parallel: 1},
+		{name: "releases=1,pools=3", releases: 1, values: map[string]any{"workerPools": 3}, parallel: 1},
+		{name: "releases=100", releases: 100, parallel: 1},
+		{name: "releases=100,parallel=4", releases: 100, parallel: 4},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
@@ -149,7 +164,7 @@ func BenchmarkPreview(b *testing.B) {
 			b.ResetTimer()
 			var objects int
 			for b.Loop() {
-				objects = previewAll(b, hrs, tc.values)
+				objects = previewAll(b, hrs, tc.values, tc.parallel)
 			}
 			b.ReportMetric(float64(objects)/float64(tc.releases), "objects/release")
 		})
