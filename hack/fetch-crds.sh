@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Copies the upstream CRDs the tests install (Flux helm-controller,
-# source-controller and notification-controller, and Cluster API) out of
+# kustomize-controller, source-controller and notification-controller, and Cluster API) out of
 # their Go modules into bin/crds/<module>/<version>/, so tests read them
 # from one fixed place, at the versions hack/versions.env pins.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -45,6 +45,11 @@ fetch cluster-api sigs.k8s.io/cluster-api "$CAPI_VERSION" \
   controlplane/kubeadm/config/crd/bases/controlplane.cluster.x-k8s.io_kubeadmcontrolplanes.yaml \
   bootstrap/kubeadm/config/crd/bases/bootstrap.cluster.x-k8s.io_kubeadmconfigtemplates.yaml \
   cmd/clusterctl/config/crd/bases/clusterctl.cluster.x-k8s.io_providers.yaml
+
+# preview --kustomization reads Flux Kustomizations; the e2e suite runs the
+# real kustomize-controller.
+fetch kustomize-controller github.com/fluxcd/kustomize-controller "$KUSTOMIZE_CONTROLLER_VERSION" \
+  config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml
 
 # The e2e suite runs the real source-controller, which needs its own CRDs.
 fetch source-controller github.com/fluxcd/source-controller "$FLUX_SOURCE_CONTROLLER_VERSION" \

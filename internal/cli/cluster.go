@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
@@ -66,6 +67,7 @@ func (f *clusterFlags) connect() (*rest.Config, client.Client, error) {
 	s := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(s)
 	_ = helmv2.AddToScheme(s)
+	_ = kustomizev1.AddToScheme(s)
 	c, err := client.New(cfg, client.Options{Scheme: s})
 	if err != nil {
 		return nil, nil, fmt.Errorf("failed to create client: %w", err)

@@ -45,10 +45,8 @@ func (s *selection) bind(fs *flag.FlagSet, verb string) {
 // args reads the command's arguments: one HelmRelease by name, or none
 // with -l or -A; and checks -o.
 func (s *selection) args(args []string) error {
-	switch s.output {
-	case outputText, outputJSON, outputMarkdown:
-	default:
-		return fmt.Errorf("-o %q: want text, json or markdown", s.output)
+	if err := s.checkOutput(); err != nil {
+		return err
 	}
 	switch {
 	case len(args) == 1 && !s.fleet():
@@ -58,6 +56,15 @@ func (s *selection) args(args []string) error {
 		return errors.New("name one HelmRelease, or select a fleet with -l or -A")
 	}
 	return nil
+}
+
+// checkOutput checks -o.
+func (s *selection) checkOutput() error {
+	switch s.output {
+	case outputText, outputJSON, outputMarkdown:
+		return nil
+	}
+	return fmt.Errorf("-o %q: want text, json or markdown", s.output)
 }
 
 // fleet reports whether the HelmReleases are selected by -l or -A, not
@@ -178,6 +185,19 @@ type session struct {
 // open connects to the cluster, reads the pass's flags and selects the
 // HelmReleases.
 func open(ctx context.Context, cluster *clusterFlags, sel *selection, pass *passFlags) (*session, error) {
+	s, err := connect(cluster, pass)
+	if err != nil {
+		return nil, err
+	}
+	if s.hrs, err = sel.helmReleases(ctx, s.client, s.ns); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// connect connects to the cluster and reads the pass's flags; it selects
+// no HelmRelease.
+func connect(cluster *clusterFlags, pass *passFlags) (*session, error) {
 	cfg, c, err := cluster.connect()
 	if err != nil {
 		return nil, err
@@ -190,9 +210,5 @@ func open(ctx context.Context, cluster *clusterFlags, sel *selection, pass *pass
 	if err != nil {
 		return nil, err
 	}
-	hrs, err := sel.helmReleases(ctx, c, ns)
-	if err != nil {
-		return nil, err
-	}
-	return &session{ns: ns, cfg: cfg, client: c, hrs: hrs, kinds: kinds, rollouts: rollouts}, nil
+	return &session{ns: ns, cfg: cfg, client: c, kinds: kinds, rollouts: rollouts}, nil
 }

@@ -31,6 +31,7 @@ type previewOptions struct {
 	helmReleaseFile, chartPath string
 	failOn                     string
 	fleet                      fleetFlags
+	repo                       repository
 	// stdin is what --helmrelease - reads.
 	stdin io.Reader
 }
@@ -75,6 +76,7 @@ something does or Helm is acting on a release (nothing can be predicted),
 	fs.StringVar(&o.helmReleaseFile, "helmrelease", "", "The proposed HelmReleases, a YAML file of one or more documents (- reads stdin): their values, valuesFrom, postRenderers, commonMetadata, releaseName, targetNamespace, storageNamespace and upgrade settings are used; an OCIRepository or HelmChart among them that a chartRef names says whether the chart changes.")
 	fs.StringVar(&o.chartPath, "chart", "", "The proposed chart (a folder or .tgz); default: the chart the stored release keeps.")
 	fs.StringVar(&o.failOn, "fail-on", string(preview.FailOnFailure), "Exit 1 when this much or more is predicted: failure, rollout or change.")
+	o.repo.bind(fs)
 	o.fleet.bind(fs, "Preview", 5*time.Minute)
 	return cmd
 }
@@ -85,10 +87,27 @@ func (o *previewOptions) args(args []string) error {
 	if _, err := preview.ParseFailOn(o.failOn); err != nil {
 		return err
 	}
-	if err := o.sel.args(args); err != nil {
-		return err
+	if !o.repo.set() {
+		return o.sel.args(args)
 	}
-	return nil
+	switch {
+	case o.helmReleaseFile != "":
+		return errors.New("--helmrelease and --path or --kustomization are two ways to give the change: use one")
+	case o.sel.fleet():
+		return errors.New("--path and --kustomization preview the HelmReleases the build holds: -l and -A do not apply")
+	case len(args) > 1:
+		return errors.New("name at most one HelmRelease of the build")
+	}
+	if len(args) == 1 {
+		o.sel.name = args[0]
+	}
+	return o.sel.checkOutput()
+}
+
+// isFleet reports whether the command goes over several HelmReleases, of
+// which one that fails is an error row: a selection, or a build.
+func (o *previewOptions) isFleet() bool {
+	return o.sel.fleet() || (o.repo.set() && o.sel.name == "")
 }
 
 // run previews the selected HelmReleases and prints them; it returns the
@@ -116,7 +135,7 @@ func (o *previewOptions) run(ctx context.Context, stdout, stderr io.Writer) int 
 // previewHelmReleases previews each selected HelmRelease with the change,
 // on one client and one render cluster they share.
 func (o *previewOptions) previewHelmReleases(ctx context.Context, stderr io.Writer) ([]preview.Report, error) {
-	s, err := open(ctx, o.cluster, &o.sel, &o.pass)
+	s, props, isNew, err := o.change(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -130,30 +149,61 @@ func (o *previewOptions) previewHelmReleases(ctx context.Context, stderr io.Writ
 	if err != nil {
 		return nil, fmt.Errorf("failed to reach the cluster: %w", err)
 	}
-	var props *proposals
-	if o.helmReleaseFile != "" {
-		if props, err = readProposals(o.helmReleaseFile, o.stdin, s.ns); err != nil {
-			return nil, err
-		}
-		if err := props.check(s.hrs, !o.sel.fleet()); err != nil {
-			return nil, err
-		}
+	local := s.client
+	if props != nil {
+		local = withProposedValues(s.client, props.others)
 	}
-	base := preview.Request{Local: s.client, Target: s.client, TargetConfig: s.cfg, Cluster: shared, Kinds: s.kinds, Rollouts: s.rollouts}
+	base := preview.Request{Local: local, Target: s.client, TargetConfig: s.cfg, Cluster: shared, Kinds: s.kinds, Rollouts: s.rollouts}
 	var errRow func(*helmv2.HelmRelease, error) preview.Report
-	if o.sel.fleet() {
+	if o.isFleet() {
 		errRow = func(hr *helmv2.HelmRelease, err error) preview.Report {
-			return preview.Report{HelmRelease: hr.Namespace + "/" + hr.Name, Objects: []preview.Object{}, Error: err.Error()}
+			return preview.Report{HelmRelease: hr.Namespace + "/" + hr.Name, New: isNew[hr.Namespace+"/"+hr.Name], Objects: []preview.Object{}, Error: err.Error()}
 		}
 	}
-	progress := newProgress(stderr, "preview", len(s.hrs), o.sel.fleet())
+	progress := newProgress(stderr, "preview", len(s.hrs), o.isFleet())
 	return each(ctx, o.fleet, s.hrs, progress, func(ctx context.Context, hr *helmv2.HelmRelease) (preview.Report, error) {
-		proposed, err := o.propose(ctx, s.client, hr, proposedChart, props)
-		if err != nil {
-			return preview.Report{}, err
+		req := base
+		req.New = isNew[hr.Namespace+"/"+hr.Name]
+		proposed := hr
+		if !req.New {
+			var err error
+			if proposed, err = o.propose(ctx, s.client, hr, proposedChart, props); err != nil {
+				return preview.Report{}, err
+			}
 		}
-		return previewOne(ctx, base, proposed, proposedChart)
+		return previewOne(ctx, req, proposed, proposedChart)
 	}, errRow)
+}
+
+// change connects to the cluster and reads the change: the HelmReleases
+// selected and the proposals of --helmrelease, or the HelmReleases and
+// proposals of the repository's build, of which isNew names those the
+// cluster does not have yet.
+func (o *previewOptions) change(ctx context.Context) (s *session, props *proposals, isNew map[string]bool, err error) {
+	if !o.repo.set() {
+		if s, err = open(ctx, o.cluster, &o.sel, &o.pass); err != nil {
+			return nil, nil, nil, err
+		}
+		if o.helmReleaseFile != "" {
+			if props, err = readProposals(o.helmReleaseFile, o.stdin, s.ns); err != nil {
+				return nil, nil, nil, err
+			}
+			if err := props.check(s.hrs, !o.sel.fleet()); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+		return s, props, nil, nil
+	}
+	if s, err = connect(o.cluster, &o.pass); err != nil {
+		return nil, nil, nil, err
+	}
+	if props, err = o.repo.proposals(ctx, s.client, s.ns); err != nil {
+		return nil, nil, nil, err
+	}
+	if s.hrs, isNew, err = props.liveHelmReleases(ctx, s.client, o.sel.name); err != nil {
+		return nil, nil, nil, err
+	}
+	return s, props, isNew, nil
 }
 
 // propose applies the change to a copy of the live HelmRelease: the fields

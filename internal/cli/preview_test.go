@@ -141,7 +141,7 @@ spec:
 	g.Expect(errOut).To(ContainSubstring("--helmrelease (stdin) proposes no HelmRelease preview-a/cluster"))
 	code, _, errOut = runIn(strings.ReplaceAll(docs, "name: cluster,", "name: new-cluster,"), "-A", "-l", "fleet=preview", "--helmrelease", "-")
 	g.Expect(code).To(Equal(preview.ExitError))
-	g.Expect(errOut).To(ContainSubstring("not on the cluster or not selected: preview-b/new-cluster (previewing a new HelmRelease is not supported yet)"))
+	g.Expect(errOut).To(ContainSubstring("not on the cluster or not selected: preview-b/new-cluster (preview a new HelmRelease from --path or --kustomization)"))
 
 	// A fleet goes on past a HelmRelease it cannot preview: an error row,
 	// exit 2, progress on stderr.

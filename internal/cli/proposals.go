@@ -39,53 +39,58 @@ func readProposals(path string, stdin io.Reader, ns string) (*proposals, error) 
 	if err != nil {
 		return nil, fmt.Errorf("failed to read --helmrelease: %w", err)
 	}
-	p := &proposals{source: path, helmReleases: map[string]*helmv2.HelmRelease{}}
+	source := path
 	if path == "-" {
-		p.source = "(stdin)"
+		source = "(stdin)"
 	}
+	var objs []*unstructured.Unstructured
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for i := 1; ; i++ {
 		doc, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		u := &unstructured.Unstructured{}
+		if err == nil {
+			err = yaml.Unmarshal(doc, &u.Object)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("--helmrelease %s: document %d: %w", p.source, i, err)
+			return nil, fmt.Errorf("--helmrelease %s: document %d: %w", source, i, err)
 		}
-		if err := p.add(doc, ns); err != nil {
-			return nil, fmt.Errorf("--helmrelease %s: document %d: %w", p.source, i, err)
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
 		}
 	}
-	if len(p.helmReleases) == 0 {
-		return nil, fmt.Errorf("--helmrelease %s holds no HelmRelease", p.source)
-	}
-	return p, nil
+	return newProposals("--helmrelease "+source, objs, ns)
 }
 
-// add decodes one document: a HelmRelease strictly, any other object as
-// it is; an empty document is skipped.
-func (p *proposals) add(doc []byte, ns string) error {
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(doc, &u.Object); err != nil {
-		return err
+// newProposals sorts objs, which source holds (a file, a build), into the
+// proposed HelmReleases, decoded strictly, and the other objects; an
+// object without a namespace is in ns.
+func newProposals(source string, objs []*unstructured.Unstructured, ns string) (*proposals, error) {
+	p := &proposals{source: source, helmReleases: map[string]*helmv2.HelmRelease{}}
+	for _, u := range objs {
+		if u.GetNamespace() == "" {
+			u.SetNamespace(ns)
+		}
+		if u.GetKind() != helmv2.HelmReleaseKind {
+			p.others = append(p.others, u)
+			continue
+		}
+		data, err := u.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		hr := &helmv2.HelmRelease{}
+		if err := yaml.UnmarshalStrict(data, hr); err != nil {
+			return nil, fmt.Errorf("%s: HelmRelease %s/%s: %w", source, u.GetNamespace(), u.GetName(), err)
+		}
+		p.helmReleases[hr.Namespace+"/"+hr.Name] = hr
 	}
-	if len(u.Object) == 0 {
-		return nil
+	if len(p.helmReleases) == 0 {
+		return nil, fmt.Errorf("%s holds no HelmRelease", source)
 	}
-	if u.GetNamespace() == "" {
-		u.SetNamespace(ns)
-	}
-	if u.GetKind() != helmv2.HelmReleaseKind {
-		p.others = append(p.others, u)
-		return nil
-	}
-	hr := &helmv2.HelmRelease{}
-	if err := yaml.UnmarshalStrict(doc, hr); err != nil {
-		return fmt.Errorf("not a HelmRelease: %w", err)
-	}
-	hr.Namespace = u.GetNamespace()
-	p.helmReleases[hr.Namespace+"/"+hr.Name] = hr
-	return nil
+	return p, nil
 }
 
 // of is the proposed document of a live HelmRelease, or nil.
@@ -112,7 +117,7 @@ func (p *proposals) check(hrs []helmv2.HelmRelease, named bool) error {
 	for _, hr := range hrs {
 		selected[hr.Namespace+"/"+hr.Name] = true
 		if named && p.helmReleases[hr.Namespace+"/"+hr.Name] == nil {
-			return fmt.Errorf("--helmrelease %s proposes no HelmRelease %s/%s", p.source, hr.Namespace, hr.Name)
+			return fmt.Errorf("%s proposes no HelmRelease %s/%s", p.source, hr.Namespace, hr.Name)
 		}
 	}
 	var unknown []string
@@ -123,8 +128,8 @@ func (p *proposals) check(hrs []helmv2.HelmRelease, named bool) error {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return fmt.Errorf("--helmrelease %s proposes HelmReleases that are not on the cluster or not selected: %s "+
-			"(previewing a new HelmRelease is not supported yet)", p.source, strings.Join(unknown, ", "))
+		return fmt.Errorf("%s proposes HelmReleases that are not on the cluster or not selected: %s "+
+			"(preview a new HelmRelease from --path or --kustomization)", p.source, strings.Join(unknown, ", "))
 	}
 	return nil
 }
@@ -152,7 +157,7 @@ func (p *proposals) needsChart(ctx context.Context, c client.Reader, live, file 
 	if change == "" {
 		return nil
 	}
-	return fmt.Errorf("--helmrelease %s changes the chart of HelmRelease %s/%s %s: the stored release keeps only its own chart, "+
+	return fmt.Errorf("%s changes the chart of HelmRelease %s/%s %s: the stored release keeps only its own chart, "+
 		"so pass the new one with --chart (a folder or .tgz, e.g. from `helm pull oci://REGISTRY/CHART --version X` "+
 		"or `flux pull artifact`)", p.source, live.Namespace, live.Name, change)
 }

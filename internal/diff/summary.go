@@ -5,6 +5,15 @@ import (
 	"strings"
 )
 
+// The limits of a summary that the TemplatesInSync condition, events and
+// preview's field diffs share, so that a reviewer sees in a pull request
+// what the condition will say: each value cut to SummaryMaxValue runes, at
+// most SummaryMaxChanges changes per object.
+const (
+	SummaryMaxValue   = 60
+	SummaryMaxChanges = 4
+)
+
 // absent is how Summary shows a value that does not exist on that side.
 const absent = "<absent>"
 

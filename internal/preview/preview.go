@@ -2,6 +2,7 @@ package preview
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -45,6 +46,9 @@ type Request struct {
 	// Rollouts is the controller's rollout policy for a release that sets
 	// none (its --rollouts; "" is deny).
 	Rollouts plan.RolloutPolicy
+	// New: the HelmRelease is not on the cluster, so it has no stored
+	// release; Run previews its install, of Chart (which it needs).
+	New bool
 }
 
 // Run renders the proposed upgrade as helm-controller would, asks the
@@ -55,24 +59,12 @@ type Request struct {
 // later. It writes nothing.
 func Run(ctx context.Context, req Request) (Report, error) {
 	hr := req.HelmRelease
-	rep := Report{HelmRelease: hr.Namespace + "/" + hr.Name}
-	stored, err := lastRelease(req.TargetConfig, hr)
+	rep := Report{HelmRelease: hr.Namespace + "/" + hr.Name, New: req.New}
+	stored, next, err := req.render(ctx)
 	if err != nil {
 		return rep, err
 	}
-	ch := req.Chart
-	if ch == nil {
-		ch = stored.Chart
-	}
-	rep.Chart = ch.Metadata.Name + "@" + ch.Metadata.Version
-	values, err := render.Values(ctx, logr.Discard(), req.Local, hr)
-	if err != nil {
-		return rep, err
-	}
-	next, err := render.Render(ctx, render.Request{HelmRelease: hr, Chart: ch, Values: values, Target: req.TargetConfig, Cluster: req.Cluster})
-	if err != nil {
-		return rep, err
-	}
+	rep.Chart = next.Chart.Metadata.Name + "@" + next.Chart.Metadata.Version
 	rep.ApplyMethod = next.ApplyMethod
 	oldObjs, err := manifest.Split(stored.Manifest, hr.GetReleaseNamespace(), 0)
 	if err != nil {
@@ -124,10 +116,46 @@ func Run(ctx context.Context, req Request) (Report, error) {
 		}
 		rep.Objects = append(rep.Objects, req.objectOf(o, v, a.refused))
 	}
+	if req.New {
+		// The add-on has nothing to look at before the install, and
+		// after it the templates are the manifest's.
+		rep.AddonMode = string(plan.StartPass(hr.GetAnnotations(), hr.Spec.Suspend, false, req.Rollouts).Options.Mode)
+		return rep, nil
+	}
 	if err := req.foresee(ctx, &rep, next, after); err != nil {
 		return rep, err
 	}
 	return rep, nil
+}
+
+// render renders the proposed release: the upgrade of the stored one,
+// with its chart unless req.Chart is given; or, for a new HelmRelease, its
+// install, from an empty stored release.
+func (req Request) render(ctx context.Context) (stored, next *helmv1.Release, err error) {
+	hr := req.HelmRelease
+	if req.New {
+		if req.Chart == nil {
+			return nil, nil, errors.New("it is new: with no stored release to take the chart from, pass its chart with --chart")
+		}
+		stored = &helmv1.Release{}
+	} else if stored, err = lastRelease(req.TargetConfig, hr); err != nil {
+		return nil, nil, err
+	}
+	ch := req.Chart
+	if ch == nil {
+		ch = stored.Chart
+	}
+	values, err := render.Values(ctx, logr.Discard(), req.Local, hr)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := render.Request{HelmRelease: hr, Chart: ch, Values: values, Target: req.TargetConfig, Cluster: req.Cluster}
+	if req.New {
+		next, err = render.RenderInstall(ctx, r)
+	} else {
+		next, err = render.Render(ctx, r)
+	}
+	return stored, next, err
 }
 
 // lastRelease reads the release an upgrade would start from, with Helm's
@@ -159,6 +187,9 @@ func (req Request) predict(o *unstructured.Unstructured, a applied) (Object, err
 		return Object{}, err
 	}
 	obj := req.objectOf(o, v, a.refused)
+	if v.Change == plan.UpgradeUpdate {
+		obj.Changes, obj.MoreChanges = fieldChanges(a.live, a.after)
+	}
 	if !v.Rollout.Rolls {
 		return obj, nil
 	}

@@ -1,12 +1,8 @@
 package preview
 
 import (
-	"encoding/json"
 	"fmt"
-	"html"
-	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/templatedrift/template-drift-controller/api"
 	"github.com/templatedrift/template-drift-controller/internal/manifest"
@@ -31,6 +27,9 @@ type Report struct {
 	Chart string `json:"chart"`
 	// ApplyMethod is how Helm would apply it: ssa or csa.
 	ApplyMethod string `json:"applyMethod"`
+	// New: the HelmRelease is not on the cluster; Objects are what its
+	// install would create.
+	New bool `json:"new"`
 	// Objects are the objects the new manifest renders, then those it
 	// drops, in the manifest's order.
 	Objects []Object `json:"objects"`
@@ -73,6 +72,10 @@ type Object struct {
 	Reasons  []string `json:"reasons"`
 	// Note says what the change means otherwise.
 	Note string `json:"note"`
+	// Changes are the fields an update changes, at most as many as the
+	// TemplatesInSync condition shows; MoreChanges counts the others.
+	Changes     []FieldChange `json:"changes"`
+	MoreChanges int           `json:"moreChanges"`
 	// Drift is, for a template, what the add-on sees of it now and after
 	// the upgrade, and what it then does; nil for other kinds and for
 	// objects the upgrade deletes.
@@ -80,6 +83,14 @@ type Object struct {
 
 	id       manifest.ID
 	template bool
+}
+
+// newMark marks the heading of a HelmRelease that is not on the cluster.
+func newMark(r Report) string {
+	if r.New {
+		return ", new"
+	}
+	return ""
 }
 
 // shown reports whether the object has a row in the text and markdown
@@ -202,120 +213,6 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// WriteJSON writes the reports as one JSON document: {"releases": [...]}.
-func WriteJSON(w io.Writer, reports []Report) error {
-	// Lists are [] in JSON, never null.
-	out := make([]Report, len(reports))
-	for i, r := range reports {
-		r.Objects = append([]Object{}, r.Objects...)
-		for j := range r.Objects {
-			if r.Objects[j].Reasons == nil {
-				r.Objects[j].Reasons = []string{}
-			}
-		}
-		out[i] = r
-	}
-	reports = out
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
-		Releases []Report `json:"releases"`
-	}{Releases: reports})
-}
-
-// WriteText writes one table per release: object, change, after the
-// upgrade, rolls, note; then the total line.
-func WriteText(w io.Writer, reports []Report) error {
-	var b strings.Builder
-	for _, r := range reports {
-		if r.Error != "" {
-			fmt.Fprintf(&b, "HelmRelease %s\ncannot preview: %s\n\n", r.HelmRelease, r.Error)
-			continue
-		}
-		fmt.Fprintf(&b, "HelmRelease %s (chart %s, %s)\n", r.HelmRelease, r.Chart, r.ApplyMethod)
-		tw := tabwriter.NewWriter(&b, 0, 4, 3, ' ', 0)
-		fmt.Fprintln(tw, "OBJECT\tCHANGE\tAFTER THE UPGRADE\tROLLS\tNOTE")
-		for _, o := range r.Objects {
-			if !o.shown() {
-				continue
-			}
-			fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%s\n", o.Kind, o.Name, o.Change, after(o), rolls(o), note(o))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		if r.Changes() == 0 {
-			fmt.Fprintln(&b, "nothing changes")
-		}
-		if l := addonLine(r); l != "" {
-			fmt.Fprintln(&b, l)
-		}
-		fmt.Fprintln(&b)
-	}
-	fmt.Fprintln(&b, Summary(reports))
-	// The table's last column is often empty: no padding at line ends.
-	lines := strings.Split(b.String(), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " ")
-	}
-	_, err := io.WriteString(w, strings.Join(lines, "\n"))
-	return err
-}
-
-// MarkdownMarker opens the markdown output, hidden when rendered, so that a
-// CI step finds the comment it posted before and updates it instead of
-// adding one per push.
-const MarkdownMarker = "<!-- templatedrift-preview -->"
-
-// WriteMarkdown writes the reports for a pull-request comment: the marker,
-// the fleet's total, then one collapsible section per release whose
-// summary line says what its upgrade would do, open when it fails or
-// rolls Machines.
-func WriteMarkdown(w io.Writer, reports []Report) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n**%s**\n\n", MarkdownMarker, Summary(reports))
-	for _, r := range reports {
-		if r.Error != "" {
-			fmt.Fprintf(&b, "<details open><summary>HelmRelease <code>%s</code>: cannot preview</summary>\n\n%s\n\n</details>\n\n",
-				html.EscapeString(r.HelmRelease), cell(r.Error))
-			continue
-		}
-		open := ""
-		if _, rolled := r.RolledMachines(); r.Fails() || rolled > 0 || r.HelmInFlight() {
-			open = " open"
-		}
-		fmt.Fprintf(&b, "<details%s><summary>HelmRelease <code>%s</code> (chart <code>%s</code>, %s): %s</summary>\n\n",
-			open, html.EscapeString(r.HelmRelease), html.EscapeString(r.Chart), r.ApplyMethod, html.EscapeString(outcomeLine(r)))
-		writeMarkdownRelease(&b, r)
-		b.WriteString("</details>\n\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// writeMarkdownRelease writes a release's section: how the add-on stands
-// to it, then the table of what changes.
-func writeMarkdownRelease(b *strings.Builder, r Report) {
-	if l := addonLine(r); l != "" {
-		fmt.Fprintf(b, "%s\n\n", cell(l))
-	}
-	if !anyShown(r) {
-		b.WriteString("Nothing changes.\n\n")
-		return
-	}
-	if r.Changes() == 0 {
-		b.WriteString("Nothing changes; the templates' drift:\n\n")
-	}
-	b.WriteString("| object | change | after the upgrade | rolls | note |\n|---|---|---|---|---|\n")
-	for _, o := range r.Objects {
-		if !o.shown() {
-			continue
-		}
-		fmt.Fprintf(b, "| `%s/%s` | %s | %s | %s | %s |\n", o.Kind, o.Name, o.Change, cell(after(o)), rolls(o), cell(note(o)))
-	}
-	b.WriteString("\n")
 }
 
 // outcomeLine is a release's summary: whether its upgrade would fail, the

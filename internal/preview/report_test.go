@@ -13,7 +13,8 @@ import (
 var (
 	inPlace = Report{HelmRelease: "fleet/a", Chart: "cluster@1.0.0", ApplyMethod: "csa", Objects: []Object{
 		{Kind: "Cluster", Name: "mgmt", Change: ChangeNone},
-		{Kind: "Metal3MachineTemplate", Name: "mgmt-md0", Change: ChangeUpdate, Note: "in place: rolls nothing; only Machines created later get the change"},
+		{Kind: "Metal3MachineTemplate", Name: "mgmt-md0", Change: ChangeUpdate, Note: "in place: rolls nothing; only Machines created later get the change",
+			Changes: []FieldChange{{Path: "/spec/template/spec/image/url", Op: "replace", Before: "http://a|b", After: "http://c"}}, MoreChanges: 1},
 	}}
 	rolling = Report{HelmRelease: "fleet/b", Chart: "cluster@1.0.0", ApplyMethod: "ssa", Objects: []Object{
 		{Kind: "MachineDeployment", Name: "mgmt-md0", Change: ChangeUpdate, Rolls: true, Machines: ptr.To[int64](3), Reasons: []string{"Version v1.35.0, v1.36.0 required"}},
@@ -60,6 +61,8 @@ func TestWriters(t *testing.T) {
 	g.Expect(text.String()).NotTo(ContainSubstring("Cluster/mgmt"), "unchanged objects are left out")
 	g.Expect(text.String()).To(ContainSubstring("HelmRelease fleet/d (chart cluster@1.0.0, csa)\nOBJECT"))
 	g.Expect(text.String()).To(ContainSubstring("nothing changes"))
+	g.Expect(text.String()).To(ContainSubstring("Metal3MachineTemplate/mgmt-md0:\n    /spec/template/spec/image/url: \"http://a|b\" → \"http://c\"\n    (+1 more)\n"),
+		"the fields, as the condition writes them")
 
 	g.Expect(WriteMarkdown(&md, reports)).To(Succeed())
 	g.Expect(md.String()).To(HavePrefix(MarkdownMarker + "\n**4 releases: 1 roll 6 Machines, 1 upgrade would fail**\n\n"))
@@ -70,6 +73,8 @@ func TestWriters(t *testing.T) {
 	g.Expect(md.String()).To(MatchRegexp(`<details open><summary>[^\n]*: the upgrade would fail`))
 	g.Expect(strings.Count(md.String(), "<details")).To(Equal(4))
 	g.Expect(strings.Count(md.String(), "</details>")).To(Equal(4))
+	g.Expect(md.String()).To(ContainSubstring("| <code>/spec/template/spec/image/url: &#34;http://a\\|b&#34; → &#34;http://c&#34;</code><br><code>(+1 more)</code> |"),
+		"the fields, a pipe in a value escaped")
 	g.Expect(cell("a|b\nc\r\nd")).To(Equal(`a\|b<br>c<br>d`), "a pipe or a newline in a value keeps the table whole")
 
 	g.Expect(WriteJSON(&js, reports)).To(Succeed())
@@ -85,6 +90,9 @@ func TestWriters(t *testing.T) {
 		for j := range r.Objects {
 			if r.Objects[j].Reasons == nil {
 				r.Objects[j].Reasons = []string{}
+			}
+			if r.Objects[j].Changes == nil {
+				r.Objects[j].Changes = []FieldChange{}
 			}
 		}
 		want[i] = r

@@ -2,6 +2,8 @@ package preview_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"flag"
 	"go/ast"
 	"go/parser"
@@ -12,13 +14,21 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/templatedrift/template-drift-controller/api"
+	"github.com/templatedrift/template-drift-controller/internal/diff"
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 	"github.com/templatedrift/template-drift-controller/internal/preview"
+	"github.com/templatedrift/template-drift-controller/internal/testenv"
 )
 
 // schemaPath is the JSON Schema of `preview -o json`, docs/reference.md's.
@@ -79,6 +89,10 @@ func checkSchema(t *testing.T, rep preview.Report) {
 		}
 	}
 	shapes["helm in flight"] = shapes["helm in flight"] || rep.HelmInFlight()
+	shapes["new"] = shapes["new"] || rep.New
+	for _, o := range rep.Objects {
+		shapes["fields"] = shapes["fields"] || len(o.Changes) > 0
+	}
 }
 
 // TestSchemaEnums checks the schema's enums against the Go constants: every
@@ -111,6 +125,11 @@ func TestSchemaEnums(t *testing.T) {
 	g.Expect(enum("release", "applyMethod")).To(ConsistOf(string(plan.ApplyServerSide), string(plan.ApplyClientSide)))
 	state := defs["state"].(map[string]any)["anyOf"].([]any)
 	g.Expect(state).To(ContainElement(HaveKeyWithValue("const", preview.TodayAbsent)))
+	g.Expect(enum("fieldChange", "op")).To(ConsistOf(string(diff.OpAdd), string(diff.OpReplace), string(diff.OpRemove)))
+	changes := defs["object"].(map[string]any)["properties"].(map[string]any)["changes"].(map[string]any)
+	g.Expect(changes["maxItems"]).To(BeEquivalentTo(json.Number(strconv.Itoa(diff.SummaryMaxChanges))), "the condition's limit")
+	version := doc.(map[string]any)["properties"].(map[string]any)["version"].(map[string]any)
+	g.Expect(version["const"]).To(BeEquivalentTo(json.Number(strconv.Itoa(preview.SchemaVersion))))
 }
 
 // constsOf returns the values of the string constants of type typ declared
@@ -180,12 +199,45 @@ func TestPreviewJSONShapes(t *testing.T) {
 		g.Expect(out.String()).To(ContainSubstring("the add-on would not look at the templates: ReleaseInProgress"))
 	})
 
+	t.Run("a new HelmRelease: what its install creates, no rollout", func(t *testing.T) {
+		g := NewWithT(t)
+		in := install(t, "csa")
+		ctx := context.Background()
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "preview-new-"}}
+		g.Expect(in.env.Client.Create(ctx, ns)).To(Succeed())
+		hr := in.hr.DeepCopy()
+		hr.Namespace, hr.ResourceVersion, hr.Status = ns.Name, "", helmv2.HelmReleaseStatus{}
+		root, err := testenv.RepoRoot()
+		g.Expect(err).NotTo(HaveOccurred())
+		ch, err := loader.Load(filepath.Join(root, testenv.ClusterChartDir))
+		g.Expect(err).NotTo(HaveOccurred())
+		c, err := client.New(previewer, client.Options{Scheme: in.env.Client.Scheme()})
+		g.Expect(err).NotTo(HaveOccurred())
+		req := preview.Request{HelmRelease: hr, Local: c, Target: c, TargetConfig: previewer, Kinds: in.kinds, Now: time.Now(), New: true}
+		_, err = preview.Run(ctx, req)
+		g.Expect(err).To(MatchError(ContainSubstring("it is new: with no stored release to take the chart from, pass its chart with --chart")))
+		req.Chart = ch
+		rep, err := preview.Run(ctx, req)
+		g.Expect(err).NotTo(HaveOccurred())
+		checkSchema(t, rep)
+		g.Expect(rep.New).To(BeTrue())
+		g.Expect(rep.ApplyMethod).To(Equal("ssa"), "helm-controller installs with server-side apply")
+		g.Expect(rep.Objects).NotTo(BeEmpty())
+		for _, o := range rep.Objects {
+			g.Expect(o).To(HaveField("Change", preview.ChangeCreate), "%s/%s", o.Kind, o.Name)
+			g.Expect(o.Rolls || o.Fails).To(BeFalse(), "%s/%s", o.Kind, o.Name)
+		}
+		var out bytes.Buffer
+		g.Expect(preview.WriteText(&out, []preview.Report{rep})).To(Succeed())
+		g.Expect(out.String()).To(ContainSubstring("HelmRelease " + ns.Name + "/cluster (chart cluster@1.0.0, ssa, new)"))
+	})
+
 	shapesMu.Lock()
 	defer shapesMu.Unlock()
-	want := []string{"drifted", "helm in flight"}
+	want := []string{"drifted", "helm in flight", "new"}
 	if f := flag.Lookup("test.run"); f == nil || f.Value.String() == "" {
 		// The whole package ran: TestPreviewPredicts too.
-		want = append(want, "rolls", "fails", "created")
+		want = append(want, "rolls", "fails", "created", "fields")
 	}
 	for _, s := range want {
 		if !shapes[s] {
@@ -203,8 +255,8 @@ func TestSchemaErrorRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(`{"releases": [{"helmRelease": "fleet/a", "chart": "c@1",
-		"applyMethod": "csa", "objects": [], "addonMode": "enabled", "error": "x"}]}`))
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(`{"version": 2, "releases": [{"helmRelease": "fleet/a", "chart": "c@1",
+		"applyMethod": "csa", "new": false, "objects": [], "addonMode": "enabled", "error": "x"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,6 @@ import (
 
 // Message limits keep conditions readable and events under the API limits.
 const (
-	maxValueRunes   = 60
-	maxPathsPerItem = 4
 	maxMessageRunes = 3000
 	// maxEventRunes keeps event notes under the events.k8s.io limit (1024 bytes
 	// of note is the API's; runes are counted conservatively below it).
@@ -161,7 +159,7 @@ func describe(res *pipeline.Result, detail bool) []string {
 		line = t.ID.Kind + "/" + t.ID.Name + ": " + line
 		leftDrifted := !res.Act && t.Outcome == plan.OutcomeDrifted && !t.Restored && !t.ConsumersBehind()
 		if len(t.Changes) > 0 && (leftDrifted || (detail && res.Act && acts(t))) {
-			line += " [" + diff.Summary(t.Changes, maxValueRunes, maxPathsPerItem) + "]"
+			line += " [" + diff.Summary(t.Changes, diff.SummaryMaxValue, diff.SummaryMaxChanges) + "]"
 		}
 		lines = append(lines, line)
 	}
@@ -200,7 +198,7 @@ func corrections(res *pipeline.Result) []string {
 		line, _ := plan.Describe(t, true)
 		line = t.ID.Kind + "/" + t.ID.Name + ": " + line
 		if len(t.Changes) > 0 {
-			line += " [" + diff.Summary(t.Changes, maxValueRunes, maxPathsPerItem) + "]"
+			line += " [" + diff.Summary(t.Changes, diff.SummaryMaxValue, diff.SummaryMaxChanges) + "]"
 		}
 		lines = append(lines, line)
 	}

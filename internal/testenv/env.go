@@ -10,6 +10,7 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -52,7 +53,8 @@ type Env struct {
 	certDir string
 }
 
-// Scheme returns a scheme with the built-in types and Flux's HelmRelease.
+// Scheme returns a scheme with the built-in types and Flux's HelmRelease
+// and Kustomization.
 // Cluster API and Metal3 objects are handled as unstructured, as the
 // controller handles them.
 func Scheme() *runtime.Scheme {
@@ -60,6 +62,7 @@ func Scheme() *runtime.Scheme {
 	_ = clientgoscheme.AddToScheme(s)
 	_ = apiextensionsv1.AddToScheme(s)
 	_ = helmv2.AddToScheme(s)
+	_ = kustomizev1.AddToScheme(s)
 	return s
 }
 

@@ -96,6 +96,7 @@ func DefaultPaths() (Paths, error) {
 		versions:    v,
 		CRDDirs: []string{
 			filepath.Join(bin, "crds", "helm-controller", v["HELM_CONTROLLER_VERSION"]),
+			filepath.Join(bin, "crds", "kustomize-controller", v["KUSTOMIZE_CONTROLLER_VERSION"]),
 			filepath.Join(bin, "crds", "cluster-api", v["CAPI_VERSION"]),
 		},
 	}
