@@ -64,4 +64,3 @@ func writeMarkdownRelease(b *strings.Builder, r Report) {
 	}
 	b.WriteString("\n")
 }
-

@@ -82,4 +82,3 @@ func WriteText(w io.Writer, reports []Report) error {
 	_, err := io.WriteString(w, strings.Join(lines, "\n"))
 	return err
 }
-
