@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,11 +25,14 @@ import (
 )
 
 // TestPreviewRole runs a preview as a user bound to the chart's optional
-// preview ClusterRole only: a renamed bootstrap template, whose upgrade
+// preview ClusterRole only, and held to dry-runs by the chart's optional
+// ValidatingAdmissionPolicy: a renamed bootstrap template, whose upgrade
 // creates one template, patches the MachineDeployment and deletes the old
-// template, so every dry-run verb is asked. Then the same role without
-// delete must fail the preview with the API server's forbidden: the role is
-// what the preview needs, not more than the test happens to check.
+// template, so every dry-run verb is asked, and the policy lets them by; a
+// real write by the same user, which the role allows, the policy refuses.
+// Then the same role without delete must fail the preview with the API
+// server's forbidden: the role is what the preview needs, not more than the
+// test happens to check.
 func TestPreviewRole(t *testing.T) {
 	env := sharedEnv(t)
 	ctx := t.Context()
@@ -55,6 +59,13 @@ func TestPreviewRole(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, binding)).To(Succeed())
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), binding) })
 
+	policies := append(ofKind(objs, "ValidatingAdmissionPolicy"), ofKind(objs, "ValidatingAdmissionPolicyBinding")...)
+	g.Expect(policies).To(HaveLen(2), "the dry-run-only policy and its binding are rendered with preview.dryRunOnly")
+	for _, p := range policies {
+		g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), p) })
+	}
+
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "preview-role-"}}
 	g.Expect(env.Client.Create(ctx, ns)).To(Succeed())
 	hr, err := testenv.InstallClusterChart(ctx, env, ns.Name, "csa")
@@ -72,8 +83,18 @@ func TestPreviewRole(t *testing.T) {
 			TargetConfig: cfg, Kinds: kinds, Now: time.Now()})
 	}
 
-	// RBAC reaches the authorizer through its informers: a fresh binding
-	// may be a moment late.
+	// RBAC and admission policies reach the API server through its
+	// informers: a fresh binding or policy may be a moment late. A real
+	// write that the role allows is refused once the policy holds.
+	md := &unstructured.Unstructured{}
+	md.SetAPIVersion("cluster.x-k8s.io/v1beta2")
+	md.SetKind("MachineDeployment")
+	md.SetNamespace(ns.Name)
+	md.SetName("mgmt-md0")
+	write := client.RawPatch(types.MergePatchType, []byte(`{"metadata": {"labels": {"written": "for-real"}}}`))
+	g.Eventually(func() error { return as.Patch(ctx, md.DeepCopy(), write) }).WithTimeout(30*time.Second).Should(
+		MatchError(ContainSubstring("the preview identity "+user+" may only send dry-runs")), "a real write by the preview identity")
+	g.Expect(as.Patch(ctx, md.DeepCopy(), write, client.DryRunAll)).To(Succeed(), "the same write as a dry-run")
 	var rep preview.Report
 	g.Eventually(func() error { rep, err = run(); return err }).WithTimeout(30 * time.Second).Should(Succeed())
 	var changes []string
