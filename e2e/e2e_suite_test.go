@@ -1,9 +1,10 @@
 //go:build e2e
 
 // Package e2e is the ginkgo end-to-end suite (`make e2e`): the real
-// helm-controller, source-controller, notification-controller and flux
-// CLI, a chart repository and an OCI registry on 127.0.0.1 and a real
-// `clusterctl move` between two API servers. The add-on is installed as
+// helm-controller, kustomize-controller, source-controller,
+// notification-controller and flux CLI, a chart repository and an OCI
+// registry on 127.0.0.1 and a real `clusterctl move` between two API
+// servers. The add-on is installed as
 // config/flux documents: helm-controller installs its released chart, which
 // source-controller pulls from the registry, and the suite runs the binary
 // as the Deployment says, as its ServiceAccount. E2E_WITHOUT_ADDON=1 is

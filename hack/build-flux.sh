@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds the Flux binaries the e2e tests run, through the Go module proxy:
 #   helm-controller   (github.com/fluxcd/helm-controller,   HELM_CONTROLLER_VERSION)
+#   kustomize-controller (github.com/fluxcd/kustomize-controller, KUSTOMIZE_CONTROLLER_VERSION)
 #   source-controller (github.com/fluxcd/source-controller, FLUX_SOURCE_CONTROLLER_VERSION)
 #   notification-controller (github.com/fluxcd/notification-controller, NOTIFICATION_CONTROLLER_VERSION)
 #   flux CLI          (github.com/fluxcd/flux2/v2/cmd/flux, FLUX_CLI_VERSION)
 # Each tool is cached on its own; a tool already in the cache is not rebuilt.
 #
-# All four come from the shared module (hack/shared-module.sh), with the
+# All five come from the shared module (hack/shared-module.sh), with the
 # Cluster API managers, so that they compile client-go, the Kubernetes API
 # types and controller-runtime once between them. The flux CLI's install
 # manifests are a placeholder there: `flux install` / `flux bootstrap` need
@@ -80,6 +81,9 @@ wants_tool() { [[ ${#TOOLS[@]} -eq 0 || " ${TOOLS[*]} " == *" $1 "* ]]; }
 
 if wants_tool helm-controller; then
   build_controller helm-controller github.com/fluxcd/helm-controller "$HELM_CONTROLLER_VERSION"
+fi
+if wants_tool kustomize-controller; then
+  build_controller kustomize-controller github.com/fluxcd/kustomize-controller "$KUSTOMIZE_CONTROLLER_VERSION"
 fi
 if wants_tool source-controller; then
   build_controller source-controller github.com/fluxcd/source-controller "$FLUX_SOURCE_CONTROLLER_VERSION"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The shared module: one throw-away Go module from which hack/build-capi.sh
 # builds the Cluster API managers and hack/build-flux.sh builds
-# helm-controller, source-controller, notification-controller and the flux
-# CLI. Sourced by both; not run on its own.
+# helm-controller, kustomize-controller, source-controller,
+# notification-controller and the flux CLI. Sourced by both; not run on its
+# own.
 #
-# Why one module: these seven binaries all stand on Kubernetes v0.36 and
+# Why one module: these eight binaries all stand on Kubernetes v0.36 and
 # controller-runtime v0.24. Built each from its own go.mod, every build
 # compiled its own copy of client-go, the Kubernetes API types and
 # controller-runtime at slightly different patch versions, because Go's
@@ -75,6 +76,7 @@ EOF
 # The main packages of the shared module, as tools.go imports them.
 SHARED_MAINS=(
   github.com/fluxcd/helm-controller
+  github.com/fluxcd/kustomize-controller
   github.com/fluxcd/source-controller
   github.com/fluxcd/notification-controller
   github.com/fluxcd/flux2/v2/cmd/flux
@@ -91,7 +93,7 @@ SHARED_MAINS=(
 # command is unaffected).
 shared_module() {
   local dir=$1 pkg v
-  for v in HELM_CONTROLLER_VERSION FLUX_SOURCE_CONTROLLER_VERSION NOTIFICATION_CONTROLLER_VERSION \
+  for v in HELM_CONTROLLER_VERSION KUSTOMIZE_CONTROLLER_VERSION FLUX_SOURCE_CONTROLLER_VERSION NOTIFICATION_CONTROLLER_VERSION \
     FLUX_CLI_VERSION CAPI_VERSION; do
     [[ -n ${!v:-} ]] || die "no $v in hack/versions.env"
   done
@@ -119,6 +121,8 @@ YAML
     echo "require ("
     echo "	github.com/fluxcd/helm-controller $HELM_CONTROLLER_VERSION"
     echo "	github.com/fluxcd/helm-controller/api $HELM_CONTROLLER_VERSION"
+    echo "	github.com/fluxcd/kustomize-controller $KUSTOMIZE_CONTROLLER_VERSION"
+    echo "	github.com/fluxcd/kustomize-controller/api $KUSTOMIZE_CONTROLLER_VERSION"
     echo "	github.com/fluxcd/source-controller $FLUX_SOURCE_CONTROLLER_VERSION"
     echo "	github.com/fluxcd/source-controller/api $FLUX_SOURCE_CONTROLLER_VERSION"
     echo "	github.com/fluxcd/notification-controller $NOTIFICATION_CONTROLLER_VERSION"

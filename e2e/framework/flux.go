@@ -10,7 +10,7 @@ import (
 
 // Binaries are the paths of the tools the suite runs, built by hack/.
 type Binaries struct {
-	HelmController, SourceController, NotificationController, Flux, Addon string
+	HelmController, SourceController, NotificationController, KustomizeController, Flux, Addon string
 	// CLI is templatedrift, the add-on's CLI.
 	CLI string
 	// ReleaseTool is hack/release: it packages and pushes the add-on's
@@ -37,14 +37,15 @@ func DefaultBinaries() (Binaries, error) {
 		SourceController: filepath.Join(bin, "source-controller", v["FLUX_SOURCE_CONTROLLER_VERSION"], "source-controller"),
 		NotificationController: filepath.Join(bin, "notification-controller", v["NOTIFICATION_CONTROLLER_VERSION"],
 			"notification-controller"),
-		Flux:             filepath.Join(bin, "flux", v["FLUX_CLI_VERSION"], "flux"),
-		Addon:            filepath.Join(bin, "template-drift-controller"),
-		CLI:              filepath.Join(bin, "templatedrift"),
-		ReleaseTool:      filepath.Join(bin, "release-tool"),
-		SourceCRDs:       filepath.Join(bin, "crds", "source-controller", v["FLUX_SOURCE_CONTROLLER_VERSION"]),
-		NotificationCRDs: filepath.Join(bin, "crds", "notification-controller", v["NOTIFICATION_CONTROLLER_VERSION"]),
+		KustomizeController: filepath.Join(bin, "kustomize-controller", v["KUSTOMIZE_CONTROLLER_VERSION"], "kustomize-controller"),
+		Flux:                filepath.Join(bin, "flux", v["FLUX_CLI_VERSION"], "flux"),
+		Addon:               filepath.Join(bin, "template-drift-controller"),
+		CLI:                 filepath.Join(bin, "templatedrift"),
+		ReleaseTool:         filepath.Join(bin, "release-tool"),
+		SourceCRDs:          filepath.Join(bin, "crds", "source-controller", v["FLUX_SOURCE_CONTROLLER_VERSION"]),
+		NotificationCRDs:    filepath.Join(bin, "crds", "notification-controller", v["NOTIFICATION_CONTROLLER_VERSION"]),
 	}
-	for _, f := range []string{b.HelmController, b.SourceController, b.NotificationController, b.Flux, b.Addon, b.CLI, b.ReleaseTool, b.SourceCRDs, b.NotificationCRDs} {
+	for _, f := range []string{b.HelmController, b.SourceController, b.NotificationController, b.KustomizeController, b.Flux, b.Addon, b.CLI, b.ReleaseTool, b.SourceCRDs, b.NotificationCRDs} {
 		if _, err := os.Stat(f); err != nil {
 			return Binaries{}, fmt.Errorf("%s is missing: run `make e2e`, which builds it: %w", f, err)
 		}
@@ -53,9 +54,10 @@ func DefaultBinaries() (Binaries, error) {
 }
 
 // Flux is source-controller, notification-controller and helm-controller
-// running against one control plane.
+// running against one control plane, and kustomize-controller once
+// StartKustomize has started it.
 type Flux struct {
-	Source, Notification, Helm *Process
+	Source, Notification, Helm, Kustomize *Process
 	// EventsURL is notification-controller's event receiver, which
 	// helm-controller sends its events to (--events-addr).
 	EventsURL string
@@ -98,13 +100,24 @@ func StartFlux(name string, env *testenv.Env, b Binaries, artifacts string) (*Fl
 	return f, nil
 }
 
+// StartKustomize starts kustomize-controller beside the others, sending
+// its events to notification-controller, as in a Flux installation.
+func (f *Flux) StartKustomize(name string, env *testenv.Env, b Binaries, artifacts string) error {
+	vars := []string{"KUBECONFIG=" + env.KubeConfigPath, "RUNTIME_NAMESPACE=flux-system"}
+	var err error
+	f.Kustomize, err = StartServing(name+"-kustomize-controller", b.KustomizeController, 2, 1, func(a []string) []string {
+		return []string{"--metrics-addr=" + a[0], "--health-addr=" + a[1], "--events-addr=" + f.EventsURL, "--log-level=debug"}
+	}, vars, artifacts)
+	return err
+}
+
 // Processes returns the controllers that were started, for logs.
 func (f *Flux) Processes() []*Process {
 	if f == nil {
 		return nil
 	}
 	var out []*Process
-	for _, p := range []*Process{f.Helm, f.Notification, f.Source} {
+	for _, p := range []*Process{f.Kustomize, f.Helm, f.Notification, f.Source} {
 		if p != nil {
 			out = append(out, p)
 		}
