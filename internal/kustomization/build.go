@@ -117,9 +117,9 @@ func realPath(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	real, err := filepath.EvalSymlinks(abs)
+	resolved, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return "", fmt.Errorf("path %s: %w", path, err)
 	}
-	return real, nil
+	return resolved, nil
 }

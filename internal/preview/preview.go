@@ -151,7 +151,7 @@ func (req Request) render(ctx context.Context) (stored, next *helmv1.Release, er
 	}
 	r := render.Request{HelmRelease: hr, Chart: ch, Values: values, Target: req.TargetConfig, Cluster: req.Cluster}
 	if req.New {
-		next, err = render.RenderInstall(ctx, r)
+		next, err = render.Install(ctx, r)
 	} else {
 		next, err = render.Render(ctx, r)
 	}

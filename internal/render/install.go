@@ -12,11 +12,11 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/release"
 )
 
-// RenderInstall renders req as helm-controller v1.6's install does, in
+// Install renders req as helm-controller v1.6's install does, in
 // Helm's server dry-run mode: the release a HelmRelease that was never
 // installed would get. As for Render, CustomResourceDefinitions in the
 // chart's crds/ folder are an error unless spec.install.crds is Skip.
-func RenderInstall(ctx context.Context, req Request) (*helmv1.Release, error) {
+func Install(ctx context.Context, req Request) (*helmv1.Release, error) {
 	hr := req.HelmRelease
 	if req.Chart == nil {
 		return nil, errors.New("no chart to render")
@@ -29,7 +29,7 @@ func RenderInstall(ctx context.Context, req Request) (*helmv1.Release, error) {
 	if err != nil {
 		return nil, err
 	}
-	rel, err := install(cfg, hr).RunWithContext(ctx, req.Chart, req.Values)
+	rel, err := installAction(cfg, hr).RunWithContext(ctx, req.Chart, req.Values)
 	if err != nil {
 		return nil, fmt.Errorf("failed to render the install of release %s/%s: %w", hr.GetStorageNamespace(), release.Name(hr), err)
 	}
@@ -40,9 +40,9 @@ func RenderInstall(ctx context.Context, req Request) (*helmv1.Release, error) {
 	return typed, nil
 }
 
-// install is Helm's install action with the settings helm-controller v1.6
+// installAction is Helm's install action with the settings helm-controller v1.6
 // gives it for hr, in server dry-run mode.
-func install(cfg *action.Configuration, hr *helmv2.HelmRelease) *action.Install {
+func installAction(cfg *action.Configuration, hr *helmv2.HelmRelease) *action.Install {
 	in := action.NewInstall(cfg)
 	in.DryRunStrategy = action.DryRunServer
 	in.ReleaseName = release.Name(hr)
