@@ -55,7 +55,7 @@ func (e *Engine) Foresee(ctx context.Context, hr *helmv2.HelmRelease, tg *target
 	in.Status.History = append(helmv2.Snapshots{{Name: next.Name, Namespace: next.Namespace, Version: next.Version,
 		Status: string(common.StatusDeployed), ChartName: next.Chart.Metadata.Name, ChartVersion: next.Chart.Metadata.Version}},
 		hr.Status.History...)
-	world := &upgradedClient{Client: tg.Client, objects: up.Objects, secret: secret}
+	world := &upgradedClient{Client: tg.Client, reader: tg.Read(), objects: up.Objects, secret: secret}
 	t := &target.Target{Client: world, Secrets: upgradedSecrets{base: tg.Secrets, secret: secret},
 		Key: tg.Key + "|upgraded", Remote: tg.Remote}
 	return e.Run(ctx, Request{HelmRelease: in, Target: t, ReadOnly: true})

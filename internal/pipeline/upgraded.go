@@ -20,9 +20,10 @@ import (
 // would store (or not found, for a deletion), lists include them, and
 // Helm's storage has the upgraded release's Secret, the one deployed now
 // superseded. Writes go to the target unchanged: a read-only pass makes
-// only dry-runs.
+// only dry-runs. The rest is read through reader: the target's own door.
 type upgradedClient struct {
 	client.Client
+	reader  client.Reader
 	objects map[manifest.ID]*unstructured.Unstructured
 	secret  *corev1.Secret
 }
@@ -48,11 +49,11 @@ func (u *upgradedClient) Get(ctx context.Context, key client.ObjectKey, obj clie
 			return nil
 		}
 	}
-	return u.Client.Get(ctx, key, obj, opts...)
+	return u.reader.Get(ctx, key, obj, opts...)
 }
 
 func (u *upgradedClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	if err := u.Client.List(ctx, list, opts...); err != nil {
+	if err := u.reader.List(ctx, list, opts...); err != nil {
 		return err
 	}
 	lo := (&client.ListOptions{}).ApplyOptions(opts)

@@ -40,17 +40,18 @@ type Drift struct {
 const TodayAbsent = "Absent"
 
 // foresee asks the pipeline, read-only, what the add-on makes of each
-// template of rep: a pass now, and, when the upgrade passes, a pass over
+// template of rep, both passes reading the world from snap: a pass now, and, when the upgrade passes, a pass over
 // the world it leaves (the release next, the objects after as the server
 // would store them; pipeline.Foresee). The preview decides nothing of its
 // own here: the outcomes and actions are the passes', and what the
 // upgrade does to the drift is plan.FateOfDrift.
-func (req Request) foresee(ctx context.Context, rep *Report, next *helmv1.Release, after map[manifest.ID]*unstructured.Unstructured) error {
+func (req Request) foresee(ctx context.Context, rep *Report, next *helmv1.Release, after map[manifest.ID]*unstructured.Unstructured,
+	snap *target.Snapshot) error {
 	cs, err := kubernetes.NewForConfig(req.TargetConfig)
 	if err != nil {
 		return fmt.Errorf("failed to reach the target cluster: %w", err)
 	}
-	target := &target.Target{Client: req.Target, Secrets: cs.CoreV1(), Key: "preview"}
+	target := &target.Target{Client: req.Target, Reader: snap, Secrets: cs.CoreV1(), Key: "preview"}
 	engine := &pipeline.Engine{Kinds: req.Kinds, Releases: release.NewReader(manifest.DefaultMaxManifestBytes),
 		MaxManifestBytes: manifest.DefaultMaxManifestBytes, Rollouts: req.Rollouts}
 	hr := req.HelmRelease

@@ -21,6 +21,7 @@ import (
 	"github.com/templatedrift/template-drift-controller/internal/plan"
 	"github.com/templatedrift/template-drift-controller/internal/release"
 	"github.com/templatedrift/template-drift-controller/internal/render"
+	"github.com/templatedrift/template-drift-controller/internal/target"
 )
 
 // Request is one preview: a proposed HelmRelease against the live cluster.
@@ -80,9 +81,12 @@ func Run(ctx context.Context, req Request) (Report, error) {
 	}
 	// after is the world the upgrade leaves, for the add-on's pass over it.
 	after := map[manifest.ID]*unstructured.Unstructured{}
+	// The dry-runs and the add-on's passes look at one world: read it once.
+	snap := target.NewSnapshot(req.Target)
+	live := snapshotClient{Client: req.Target, snap: snap}
 	for _, o := range newObjs {
 		id := manifest.IDOf(o)
-		a, err := dryRunUpdate(ctx, req.Target, old[id], withOwnership(o, next.Name, next.Namespace), next.ApplyMethod == "ssa")
+		a, err := dryRunUpdate(ctx, live, old[id], withOwnership(o, next.Name, next.Namespace), next.ApplyMethod == "ssa")
 		if err != nil {
 			return rep, err
 		}
@@ -100,7 +104,7 @@ func Run(ctx context.Context, req Request) (Report, error) {
 		if _, dropped := old[manifest.IDOf(o)]; !dropped {
 			continue
 		}
-		a, deletes, err := dryRunDelete(ctx, req.Target, o)
+		a, deletes, err := dryRunDelete(ctx, live, o)
 		if err != nil {
 			return rep, err
 		}
@@ -122,7 +126,7 @@ func Run(ctx context.Context, req Request) (Report, error) {
 		rep.AddonMode = string(plan.StartPass(hr.GetAnnotations(), hr.Spec.Suspend, false, req.Rollouts).Options.Mode)
 		return rep, nil
 	}
-	if err := req.foresee(ctx, &rep, next, after); err != nil {
+	if err := req.foresee(ctx, &rep, next, after, snap); err != nil {
 		return rep, err
 	}
 	return rep, nil
@@ -207,4 +211,19 @@ func (req Request) objectOf(o *unstructured.Unstructured, v plan.UpgradeEffect, 
 		obj.Message = refusal.Error()
 	}
 	return obj
+}
+
+// snapshotClient is the target's client whose reads come from one
+// snapshot (target.Snapshot); its writes, dry-runs all, go to the server.
+type snapshotClient struct {
+	client.Client
+	snap *target.Snapshot
+}
+
+func (c snapshotClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.snap.Get(ctx, key, obj, opts...)
+}
+
+func (c snapshotClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return c.snap.List(ctx, list, opts...)
 }
