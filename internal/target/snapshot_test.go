@@ -92,4 +92,3 @@ func TestSnapshot(t *testing.T) {
 	g.Expect(s.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "b"}, cm("b"))).To(WithTransform(apierrors.IsNotFound, BeTrue()),
 		"an error is not kept: the next read asks again")
 }
-
