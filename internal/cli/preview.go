@@ -41,7 +41,7 @@ type previewOptions struct {
 func newPreview(name string, cluster *clusterFlags, code *int) *cobra.Command {
 	o := &previewOptions{cluster: cluster}
 	cmd := &cobra.Command{
-		Use:   "preview [-n NAMESPACE] (HELMRELEASE | -l SELECTOR | -A) [--values FILE]... [--set KEY=VALUE]... [--helmrelease FILE] [--chart PATH]",
+		Use:   "preview [-n NAMESPACE] (HELMRELEASE | -l SELECTOR | -A | --kustomization NAME | --path DIR) [--values FILE]... [--set KEY=VALUE]... [--helmrelease FILE] [--chart PATH]",
 		Short: "Predict what the Helm upgrade of a change would do, before it merges",
 		Long: `Predicts what the Helm upgrade of a HelmRelease would do, before the change
 merges: it renders the chart as helm-controller does, with the change, then
@@ -55,12 +55,20 @@ RBAC.
 With -l or -A it previews every HelmRelease selected, --parallel at a
 time; one that fails is an error row and the others go on.
 
+With --kustomization (or --path), run from a checkout of the fleet
+repository, the change is the folder built as the Flux Kustomization
+builds it: its patches and postBuild substitutions applied, the ConfigMaps
+and Secrets it generates read for valuesFrom. Every HelmRelease of the
+build is previewed (or the one named); one the cluster does not have is
+previewed as an install, of --chart.
+
 Exit code: 0 when nothing reaches --fail-on (default failure), 1 when
 something does or Helm is acting on a release (nothing can be predicted),
 2 on an error, or when a HelmRelease of a fleet could not be previewed.`,
 		Example: fmt.Sprintf(`  %[1]s preview -n fleet --set kubeletArgs.max-pods=200 cluster
   %[1]s preview -n fleet --helmrelease hr.yaml --chart ./charts/cluster -o markdown cluster
-  %[1]s preview -A -l env=production --values values.yaml --fail-on rollout`, name),
+  %[1]s preview -A -l env=production --values values.yaml --fail-on rollout
+  %[1]s preview --kustomization flux-system/clusters -o markdown`, name),
 		Args:              func(_ *cobra.Command, args []string) error { return o.args(args) },
 		ValidArgsFunction: cluster.completeHelmReleases,
 		Run: func(cmd *cobra.Command, _ []string) {
