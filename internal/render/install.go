@@ -59,10 +59,6 @@ func installAction(cfg *action.Configuration, hr *helmv2.HelmRelease) *action.In
 	in.Replace = hr.GetInstall().Replace
 	in.Devel = true
 	in.SkipCRDs = true
-	in.PostRenderer = PostRenderer(hr)
-	in.PostRenderStrategy = action.PostRenderStrategyCombined
-	if s := hr.Spec.PostRenderStrategy; s != "" {
-		in.PostRenderStrategy = action.PostRenderStrategy(s)
-	}
+	in.PostRenderer, in.PostRenderStrategy = PostRenderer(hr), postRenderStrategy(hr)
 	return in
 }

@@ -155,10 +155,15 @@ func upgrade(cfg *action.Configuration, hr *helmv2.HelmRelease) *action.Upgrade 
 	up.SkipSchemaValidation = hr.GetUpgrade().DisableSchemaValidation
 	up.SkipCRDs = true
 	up.Devel = true
-	up.PostRenderer = PostRenderer(hr)
-	up.PostRenderStrategy = action.PostRenderStrategyCombined
-	if s := hr.Spec.PostRenderStrategy; s != "" {
-		up.PostRenderStrategy = action.PostRenderStrategy(s)
-	}
+	up.PostRenderer, up.PostRenderStrategy = PostRenderer(hr), postRenderStrategy(hr)
 	return up
+}
+
+// postRenderStrategy is hr's, Combined (helm-controller's default) when it
+// sets none.
+func postRenderStrategy(hr *helmv2.HelmRelease) action.PostRenderStrategy {
+	if s := hr.Spec.PostRenderStrategy; s != "" {
+		return action.PostRenderStrategy(s)
+	}
+	return action.PostRenderStrategyCombined
 }
