@@ -154,7 +154,7 @@ func TestUsage(t *testing.T) {
 		{name: Name, command: "diff", usage: "templatedrift diff [-n NAMESPACE] (HELMRELEASE | -l SELECTOR | -A)",
 			example: "templatedrift diff -n fleet cluster",
 			flags:   []string{"-A, --all-namespaces", "-l, --selector", "-o, --output", "--default-service-account", "--as ", "--as-group ", "--token ", "-s, --server ", "-n, --namespace", "--kubeconfig "}},
-		{name: Name, command: "preview", usage: "templatedrift preview [-n NAMESPACE] (HELMRELEASE | -l SELECTOR | -A)",
+		{name: Name, command: "preview", usage: "templatedrift preview [-n NAMESPACE] (HELMRELEASE | -l SELECTOR | -A | --kustomization NAME | --path DIR)",
 			example: "templatedrift preview -n fleet --set",
 			flags:   []string{"-A, --all-namespaces", "--fail-on", "--helmrelease", "--as ", "--token ", "-s, --server ", "--kube-api-qps"}},
 		{name: PluginName, usage: "kubectl templatedrift [command]"},
